@@ -1,0 +1,361 @@
+//! Congestion control: one trait for a per-path controller, and the multipath seam.
+//!
+//! The shape follows quinn-proto's `congestion.rs` and Linux's `tcp_congestion_ops`: the caller
+//! (a tunnel path or the simulator's end-to-end TCP sender) owns the sent-packet bookkeeping,
+//! loss detection and delivery-rate sampling, and reports events to the controller:
+//!
+//! 1. [`Controller::on_sent`] after each transmission;
+//! 2. per feedback / ACK, first [`Controller::on_congestion_event`] if the ACK revealed new
+//!    losses, then [`Controller::on_ack`] with everything the ACK delivered (Linux calls
+//!    `ssthresh` on entering recovery before `cong_control` runs on the same ACK);
+//! 3. [`Controller::on_rto`] when the retransmission timer fired and the whole flight is
+//!    considered lost (RFC 6298 section 5, RFC 5681 section 3.1 eq. 4).
+//!
+//! The controller answers with a window ([`Controller::cwnd_bytes`]), an optional pacing rate
+//! and a [`CcMetrics`] snapshot that schedulers inspect (CPF needs the window, ACPF and ECF the
+//! bandwidth estimate, ACPF the ProbeRTT phase).
+//!
+//! # Byte counting and packet counting
+//! Every controller works on "charged bytes". A byte-counted path (TCP-like tunnels, E2E TCP)
+//! charges each packet its length. A packet-counted path (DCCP CCID2 = NewReno in packets,
+//! RFC 4341; CCID5 = BBR in packets) charges each packet one MSS whatever its length, so the
+//! window is effectively counted in packets: a 52-byte TCP ACK takes a whole slot, as in DCCP.
+//! [`Counting::charge`] does the conversion at the path, so each algorithm is written once.
+//!
+//! # Coupled controllers
+//! A tunnel drives its paths through [`MultipathController`], indexed by path. Uncoupled
+//! algorithms are wrapped in [`Uncoupled`]; coupled ones (LIA, OLIA, BALIA, wVegas, Coupled
+//! CUBIC) implement the trait directly and share state across paths. Callers never learn which.
+
+pub mod bbr;
+pub mod cubic;
+pub mod multipath;
+pub mod newreno;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::time::Instant;
+
+pub use multipath::{MultipathController, Uncoupled};
+
+/// How a path charges packets against its congestion window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counting {
+    /// Each packet costs its length in bytes (TCP, RFC 5681 with byte counting, RFC 3465).
+    Bytes,
+    /// Each packet costs one MSS whatever its length (DCCP CCID2, RFC 4341 section 5).
+    Packets,
+}
+
+impl Counting {
+    /// Charged size of a packet of `len_bytes`.
+    #[inline]
+    pub fn charge(self, len_bytes: u64, mss_bytes: u64) -> u64 {
+        match self {
+            Counting::Bytes => len_bytes,
+            Counting::Packets => mss_bytes,
+        }
+    }
+}
+
+/// Parameters common to every controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcParams {
+    /// Sender maximum segment size in bytes (SMSS of RFC 5681); the unit of window growth.
+    pub mss_bytes: u64,
+    /// Initial window in packets (RFC 6928: 10).
+    pub initial_window_pkts: u64,
+}
+
+impl CcParams {
+    pub fn initial_window_bytes(&self) -> u64 {
+        self.initial_window_pkts * self.mss_bytes
+    }
+}
+
+impl Default for CcParams {
+    fn default() -> Self {
+        CcParams { mss_bytes: 1448, initial_window_pkts: 10 }
+    }
+}
+
+/// A delivery-rate sample, as defined by draft-cheng-iccrg-delivery-rate-estimation section 3.3
+/// (Linux `struct rate_sample`). Produced by [`crate::path::rate::DeliveryRateEstimator`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateSample {
+    /// Charged bytes delivered over `interval`.
+    pub delivered_bytes: u64,
+    /// Sampling interval: max(send elapsed, ack elapsed).
+    pub interval: Duration,
+    /// `C.delivered` when the packet that produced this sample was sent.
+    pub prior_delivered_bytes: u64,
+    /// Whether the packet that produced this sample was sent while the sender was app-limited.
+    pub is_app_limited: bool,
+}
+
+impl RateSample {
+    /// Delivery rate in bytes per second, or `None` when the interval is zero.
+    pub fn delivery_rate_bytes_per_s(&self) -> Option<u64> {
+        let ns = self.interval.as_nanos();
+        if ns == 0 {
+            return None;
+        }
+        Some(((self.delivered_bytes as u128 * 1_000_000_000) / ns) as u64)
+    }
+}
+
+/// Everything one ACK (or tunnel feedback frame) told the sender, after loss detection ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckEvent {
+    pub now: Instant,
+    /// Charged bytes newly acknowledged (cumulatively or selectively) by this ACK.
+    pub newly_acked_bytes: u64,
+    /// Charged bytes newly declared lost while processing this ACK.
+    pub newly_lost_bytes: u64,
+    /// Send time of the most recently sent packet this ACK acknowledged; controllers compare it
+    /// with the start of recovery to decide whether the window may grow (RFC 9002 7.3.2).
+    pub largest_acked_sent_time: Instant,
+    /// RTT sample from this ACK, if it acknowledged a packet that was never retransmitted.
+    pub rtt: Option<Duration>,
+    /// Minimum RTT observed on this path (the path's estimator, over its lifetime).
+    pub min_rtt: Option<Duration>,
+    /// Charged bytes in flight before this ACK was processed.
+    pub prior_in_flight_bytes: u64,
+    /// Charged bytes in flight after this ACK was processed (and losses removed).
+    pub in_flight_bytes: u64,
+    /// Total charged bytes delivered on this path so far (`C.delivered`).
+    pub delivered_bytes: u64,
+    /// Delivery-rate sample, when the ACK produced one.
+    pub rate: Option<RateSample>,
+    /// Whether the sender was limited by the application (not the window) when the newest
+    /// acknowledged packet was sent; window growth is not earned then (RFC 7661).
+    pub app_limited: bool,
+}
+
+/// A congestion event: one or more packets declared lost by one ACK or timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CongestionEvent {
+    pub now: Instant,
+    /// Send time of the most recently sent packet among those declared lost.
+    pub largest_lost_sent_time: Instant,
+    /// Charged bytes declared lost.
+    pub lost_bytes: u64,
+    /// Charged bytes in flight after the lost packets were removed.
+    pub in_flight_bytes: u64,
+}
+
+/// The phase a controller is in, for schedulers and traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CcPhase {
+    SlowStart,
+    CongestionAvoidance,
+    /// Fast recovery after a loss (RFC 6582 / RFC 6675), or BBR's packet conservation.
+    Recovery,
+    /// After a retransmission timeout, until the window is rebuilt.
+    Loss,
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+impl CcPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CcPhase::SlowStart => "slow_start",
+            CcPhase::CongestionAvoidance => "congestion_avoidance",
+            CcPhase::Recovery => "recovery",
+            CcPhase::Loss => "loss",
+            CcPhase::Startup => "startup",
+            CcPhase::Drain => "drain",
+            CcPhase::ProbeBw => "probe_bw",
+            CcPhase::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+/// A snapshot of a controller's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcMetrics {
+    pub cwnd_bytes: u64,
+    /// Slow-start threshold, for loss-based controllers.
+    pub ssthresh_bytes: Option<u64>,
+    /// Pacing rate in bytes per second, when the controller paces.
+    pub pacing_rate_bytes_per_s: Option<u64>,
+    /// Bottleneck bandwidth estimate in bytes per second, for model-based controllers.
+    pub bw_estimate_bytes_per_s: Option<u64>,
+    /// The controller's own min_rtt estimate, for model-based controllers.
+    pub min_rtt: Option<Duration>,
+    pub phase: CcPhase,
+}
+
+/// A per-path congestion controller. See the module documentation for the call order.
+pub trait Controller: fmt::Debug + Send {
+    /// A packet of `bytes` charged bytes left; `in_flight_bytes` includes it.
+    fn on_sent(&mut self, now: Instant, bytes: u64, in_flight_bytes: u64);
+    /// An ACK was processed (after [`Controller::on_congestion_event`] for its losses).
+    fn on_ack(&mut self, ack: &AckEvent);
+    /// Loss detection declared packets lost.
+    fn on_congestion_event(&mut self, event: &CongestionEvent);
+    /// The retransmission timer expired: the flight is lost and the window collapses.
+    fn on_rto(&mut self, now: Instant);
+    /// Congestion window in charged bytes.
+    fn cwnd_bytes(&self) -> u64;
+    /// Pacing rate in bytes per second, or `None` for an ACK-clocked controller.
+    fn pacing_rate_bytes_per_s(&self) -> Option<u64>;
+    fn metrics(&self) -> CcMetrics;
+    /// The algorithm's name as scenario files spell it.
+    fn name(&self) -> &'static str;
+}
+
+/// The single-path algorithms, as scenario files and configs name them (`e2e.cc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CcAlgorithm {
+    NewReno,
+    Cubic,
+    Bbr,
+}
+
+impl CcAlgorithm {
+    pub const NAMES: &'static [&'static str] = &["newreno", "cubic", "bbr"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CcAlgorithm::NewReno => "newreno",
+            CcAlgorithm::Cubic => "cubic",
+            CcAlgorithm::Bbr => "bbr",
+        }
+    }
+
+    /// A fresh controller of this algorithm with default tuning.
+    pub fn build(self, params: CcParams) -> Box<dyn Controller> {
+        match self {
+            CcAlgorithm::NewReno => Box::new(newreno::NewReno::new(params)),
+            CcAlgorithm::Cubic => Box::new(cubic::Cubic::new(params)),
+            CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(params)),
+        }
+    }
+}
+
+/// An unknown algorithm or scheduler name; lists what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {given:?}; expected one of: {}", allowed.join(", "))]
+pub struct UnknownName {
+    pub what: &'static str,
+    pub given: String,
+    pub allowed: &'static [&'static str],
+}
+
+impl FromStr for CcAlgorithm {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "newreno" => Ok(CcAlgorithm::NewReno),
+            "cubic" => Ok(CcAlgorithm::Cubic),
+            "bbr" => Ok(CcAlgorithm::Bbr),
+            _ => Err(UnknownName {
+                what: "congestion control",
+                given: s.to_string(),
+                allowed: Self::NAMES,
+            }),
+        }
+    }
+}
+
+/// A tunnel's congestion control as configs name it (`tunnel.cc`): an algorithm plus how
+/// packets are counted. `ccid2` and `ccid5` are the DCCP flavours (packet-counted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TunnelCc {
+    NewReno,
+    Cubic,
+    Bbr,
+    /// DCCP CCID2 (RFC 4341): TCP-like congestion control counted in packets.
+    Ccid2,
+    /// CCID5 (Moreno et al., ANRW 2021): BBR for DCCP, counted in packets.
+    Ccid5,
+}
+
+impl TunnelCc {
+    pub const NAMES: &'static [&'static str] = &["newreno", "cubic", "bbr", "ccid2", "ccid5"];
+
+    pub fn algorithm(self) -> CcAlgorithm {
+        match self {
+            TunnelCc::NewReno | TunnelCc::Ccid2 => CcAlgorithm::NewReno,
+            TunnelCc::Cubic => CcAlgorithm::Cubic,
+            TunnelCc::Bbr | TunnelCc::Ccid5 => CcAlgorithm::Bbr,
+        }
+    }
+
+    pub fn counting(self) -> Counting {
+        match self {
+            TunnelCc::Ccid2 | TunnelCc::Ccid5 => Counting::Packets,
+            _ => Counting::Bytes,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TunnelCc::NewReno => "newreno",
+            TunnelCc::Cubic => "cubic",
+            TunnelCc::Bbr => "bbr",
+            TunnelCc::Ccid2 => "ccid2",
+            TunnelCc::Ccid5 => "ccid5",
+        }
+    }
+
+    /// A controller for a tunnel with `n_paths` paths.
+    pub fn build(self, params: CcParams, n_paths: usize) -> Box<dyn MultipathController> {
+        let alg = self.algorithm();
+        Box::new(Uncoupled::new((0..n_paths).map(|_| alg.build(params)).collect()))
+    }
+}
+
+impl FromStr for TunnelCc {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "newreno" => Ok(TunnelCc::NewReno),
+            "cubic" => Ok(TunnelCc::Cubic),
+            "bbr" => Ok(TunnelCc::Bbr),
+            "ccid2" => Ok(TunnelCc::Ccid2),
+            "ccid5" => Ok(TunnelCc::Ccid5),
+            _ => Err(UnknownName {
+                what: "tunnel congestion control",
+                given: s.to_string(),
+                allowed: Self::NAMES,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_counting_charges_one_mss_per_packet() {
+        assert_eq!(Counting::Packets.charge(52, 1448), 1448);
+        assert_eq!(Counting::Bytes.charge(52, 1448), 52);
+    }
+
+    #[test]
+    fn names_round_trip_and_unknown_names_list_the_choices() {
+        for name in TunnelCc::NAMES {
+            assert_eq!(name.parse::<TunnelCc>().unwrap().as_str(), *name);
+        }
+        let err = "bbr9".parse::<CcAlgorithm>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown congestion control \"bbr9\"; expected one of: newreno, cubic, bbr"
+        );
+    }
+
+    #[test]
+    fn dccp_flavours_count_packets() {
+        assert_eq!(TunnelCc::Ccid2.counting(), Counting::Packets);
+        assert_eq!(TunnelCc::Ccid5.algorithm(), CcAlgorithm::Bbr);
+        assert_eq!(TunnelCc::Bbr.counting(), Counting::Bytes);
+    }
+}

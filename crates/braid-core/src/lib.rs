@@ -1,0 +1,27 @@
+//! braid-core: the sans-I/O protocol core of Braid, a multipath tunnel in the style of
+//! MP-DCCP and 3GPP ATSSS.
+//!
+//! Nothing in this crate owns a socket, reads a clock, sleeps or spawns a thread. Time comes in
+//! as an [`time::Instant`] (integer nanoseconds on the driver's clock); packets come in as opaque
+//! payload handles plus parsed headers; transmissions and timer deadlines go out through
+//! `poll_transmit` / `poll_timeout` (the quinn-proto shape). The discrete-event simulator
+//! (`braid-sim`) and the Linux data plane are two drivers of the same state machines.
+//!
+//! Layers, bottom up:
+//! - [`wire`]: the data header and the feedback frame, with strict decoding.
+//! - [`cc`]: per-path congestion controllers behind one trait, and the multipath seam that
+//!   coupled controllers plug into.
+//! - [`path`]: per-path estimators shared by the tunnel and TCP models (RTT, delivery rate).
+//! - [`sched`]: which path carries the next packet.
+//! - [`reorder`]: receiver-side release policies.
+//! - [`tunnel`]: sender and receiver state machines tying the above together.
+
+pub mod cc;
+pub mod path;
+pub mod reorder;
+pub mod sched;
+pub mod time;
+pub mod tunnel;
+pub mod wire;
+
+pub use time::Instant;

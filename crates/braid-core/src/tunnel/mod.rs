@@ -1,0 +1,1 @@
+//! Tunnel sender and receiver state machines.

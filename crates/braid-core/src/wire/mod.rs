@@ -1,0 +1,76 @@
+//! The tunnel's wire format: a data header in front of each tunnelled packet, and a feedback
+//! frame the receiver returns on each path.
+//!
+//! Layout (network byte order), version 1:
+//!
+//! ```text
+//! data header (32 bytes), followed by payload_len bytes of payload
+//!  0      1      2      3      4      5      6      7
+//! +------+------+------+------+------+------+------+------+
+//! |ver|ty| flags| path |  rsv | payload_len |   reserved  |
+//! +------+------+------+------+------+------+------+------+
+//! |                    global sequence number             |
+//! +-------------------------------------------------------+
+//! |                    path sequence number               |
+//! +-------------------------------------------------------+
+//! |              send timestamp (ns, sender clock)        |
+//! +-------------------------------------------------------+
+//! ```
+//!
+//! The feedback frame layout is documented in [`feedback`]. Views and representations follow
+//! smoltcp: [`DataHeader`] and [`Feedback`] are the logical content, with `parse` returning a
+//! typed [`WireError`] on any malformed input and `emit` writing into a caller buffer.
+
+pub mod data;
+pub mod feedback;
+
+pub use data::{DataHeader, DATA_HEADER_LEN};
+pub use feedback::{AckRange, AckRanges, Feedback, MAX_ACK_RANGES};
+
+/// Protocol version carried in the high nibble of the first byte.
+pub const VERSION: u8 = 1;
+
+/// Frame types carried in the low nibble of the first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FrameType {
+    Data = 0,
+    Feedback = 1,
+}
+
+/// Why a byte string is not a valid frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("frame truncated: need {needed} bytes, have {available}")]
+    Truncated { needed: usize, available: usize },
+    #[error("unsupported version {0} (this build speaks version 1)")]
+    UnsupportedVersion(u8),
+    #[error("unknown frame type {0}")]
+    UnknownType(u8),
+    #[error("frame type {found} where {expected} was expected")]
+    WrongType { expected: u8, found: u8 },
+    #[error("reserved field is not zero")]
+    ReservedNotZero,
+    #[error("payload length {declared} exceeds the {available} bytes present")]
+    PayloadLength { declared: usize, available: usize },
+    #[error("ack ranges malformed: {0}")]
+    BadAckRanges(&'static str),
+    #[error("too many ack ranges: {0} (at most 16)")]
+    TooManyRanges(usize),
+    #[error("output buffer too small: need {needed} bytes, have {available}")]
+    BufferTooSmall { needed: usize, available: usize },
+}
+
+/// Reads the frame type of a frame without validating the rest.
+pub fn frame_type(bytes: &[u8]) -> Result<FrameType, WireError> {
+    let first = *bytes.first().ok_or(WireError::Truncated { needed: 1, available: 0 })?;
+    let version = first >> 4;
+    if version != VERSION {
+        return Err(WireError::UnsupportedVersion(version));
+    }
+    match first & 0x0f {
+        0 => Ok(FrameType::Data),
+        1 => Ok(FrameType::Feedback),
+        t => Err(WireError::UnknownType(t)),
+    }
+}
