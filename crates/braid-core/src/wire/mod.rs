@@ -17,10 +17,17 @@
 //! +-------------------------------------------------------+
 //! ```
 //!
-//! The feedback frame layout is documented in [`feedback`]. Views and representations follow
-//! smoltcp: [`DataHeader`] and [`Feedback`] are the logical content, with `parse` returning a
-//! typed [`WireError`] on any malformed input and `emit` writing into a caller buffer.
+//! Field rules for the data header are in [`data`]; the feedback frame layout is documented in
+//! [`feedback`]. Representations follow smoltcp: [`DataHeader`] and [`Feedback`] are the logical
+//! content, with `parse` returning a typed [`WireError`] on any malformed input and `emit` writing
+//! into a caller buffer.
+//!
+//! Decoding is strict and canonical: every byte string has at most one decoding, and a string that
+//! decodes re-encodes to exactly the same bytes. Reserved bits must be zero, trailing bytes after a
+//! frame are an error (one frame per UDP datagram), and variable-length integers must use their
+//! shortest form. Decoders never panic; `fuzz/` at the repository root holds the fuzz targets.
 
+mod cursor;
 pub mod data;
 pub mod feedback;
 
@@ -59,6 +66,12 @@ pub enum WireError {
     TooManyRanges(usize),
     #[error("output buffer too small: need {needed} bytes, have {available}")]
     BufferTooSmall { needed: usize, available: usize },
+    #[error("{found} bytes where the frame ends after {expected}")]
+    TrailingBytes { expected: usize, found: usize },
+    #[error("variable-length integer not in its shortest form")]
+    NonMinimalVarint,
+    #[error("value {0} exceeds the variable-length integer limit 2^62 - 1")]
+    VarintTooLarge(u64),
 }
 
 /// Reads the frame type of a frame without validating the rest.
@@ -73,4 +86,18 @@ pub fn frame_type(bytes: &[u8]) -> Result<FrameType, WireError> {
         1 => Ok(FrameType::Feedback),
         t => Err(WireError::UnknownType(t)),
     }
+}
+
+/// Checks that `bytes` starts a frame of this version and of type `expected`.
+pub(crate) fn expect_frame_type(bytes: &[u8], expected: FrameType) -> Result<(), WireError> {
+    let found = frame_type(bytes)?;
+    if found != expected {
+        return Err(WireError::WrongType { expected: expected as u8, found: found as u8 });
+    }
+    Ok(())
+}
+
+/// The first byte of a frame of type `ty`: version in the high nibble, type in the low nibble.
+pub(crate) const fn first_byte(ty: FrameType) -> u8 {
+    (VERSION << 4) | ty as u8
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Writes the seed inputs in corpus-seeds/ from an encoder written independently of the Rust one.
+
+Files named valid-* must decode and re-encode to the same bytes; invalid-* must be rejected.
+crates/braid-core/tests/fuzz_corpus.rs checks both, so these double as cross-implementation
+known answers. Run from anywhere: python3 fuzz/gen_seeds.py
+"""
+from pathlib import Path
+
+SEEDS = Path(__file__).resolve().parent / "corpus-seeds"
+
+
+def u64(v):
+    return v.to_bytes(8, "big")
+
+
+def varint(v):
+    # RFC 9000 section 16, shortest form.
+    for length, prefix in ((1, 0), (2, 0x40), (4, 0x80), (8, 0xC0)):
+        if v < 1 << (8 * length - 2):
+            raw = bytearray(v.to_bytes(length, "big"))
+            raw[0] |= prefix
+            return bytes(raw)
+    raise ValueError(v)
+
+
+def data(payload, flags=0, path=0, gseq=0, pseq=0, ts=0):
+    head = bytes([0x10, flags, path, 0]) + len(payload).to_bytes(2, "big") + b"\0\0"
+    return head + u64(gseq) + u64(pseq) + u64(ts) + payload
+
+
+def feedback(ranges, path=0, echo=0, hold=0):
+    """ranges: (smallest, largest) pairs, largest first."""
+    out = bytes([0x11, path, len(ranges), 0]) + u64(ranges[0][1]) + u64(echo) + u64(hold)
+    out += varint(ranges[0][1] - ranges[0][0])
+    for (above_smallest, _), (smallest, largest) in zip(ranges, ranges[1:]):
+        out += varint(above_smallest - largest - 2) + varint(largest - smallest)
+    return out
+
+
+def seeds():
+    known_data = data(b"\xde\xad\xbe\xef", 0xA5, 3, 0x0102030405060708, 42, 1_000_000_000)
+    known_fb = feedback([(1000, 1010), (990, 997), (0, 900)], 2, 0x1122334455667788, 250_000)
+    sixteen = [(i * 10, i * 10 + 3) for i in range(15, -1, -1)]
+    wide = [(2**63, 2**63 + 2**40), (2**62, 2**62 + 2**30), (0, 2**20)]
+    return {
+        "data_header": {
+            "valid-empty": data(b""),
+            "valid-known": known_data,
+            "valid-max-fields": data(b"x" * 100, 0xFF, 0xFF, 2**64 - 1, 2**64 - 1, 2**64 - 1),
+            "invalid-truncated": known_data[:20],
+            "invalid-short-payload": known_data[:-1],
+            "invalid-trailing": known_data + b"\0",
+            "invalid-reserved": known_data[:6] + b"\x01" + known_data[7:],
+            "invalid-feedback": known_fb,
+        },
+        "feedback": {
+            "valid-one-range": feedback([(5, 5)], 1, 7, 0),
+            "valid-known": known_fb,
+            "valid-sixteen": feedback(sixteen, 4, 123_456_789, 1_000),
+            "valid-wide": feedback(wide, 255, 2**64 - 1, 2**64 - 1),
+            "invalid-zero-ranges": known_fb[:2] + b"\0" + known_fb[3:28],
+            "invalid-seventeen": known_fb[:2] + b"\x11" + known_fb[3:],
+            "invalid-non-minimal": known_fb[:28] + b"\x40\x0a" + known_fb[29:],
+            "invalid-below-zero": known_fb[:34] + b"\x85",
+            "invalid-trailing": known_fb + b"\0",
+            "invalid-data": known_data,
+        },
+    }
+
+
+def main():
+    for target, files in seeds().items():
+        folder = SEEDS / target
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, content in files.items():
+            (folder / f"{name}.bin").write_bytes(content)
+
+
+if __name__ == "__main__":
+    main()
