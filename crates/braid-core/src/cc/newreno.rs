@@ -1,15 +1,667 @@
-//! Placeholder until the algorithm lands (being written now).
-use super::*;
-#[derive(Debug)]
-pub struct NewReno { cwnd: u64 }
-impl NewReno { pub fn new(p: CcParams) -> Self { NewReno { cwnd: p.initial_window_bytes() } } }
+//! NewReno: TCP's standard congestion control, RFC 5681 section 3 (slow start, congestion
+//! avoidance) with the fast-recovery response of RFC 6582, written in the recovery-episode form
+//! of RFC 9002 section 7.3 (as quinn-proto's `congestion/new_reno.rs` is).
+//!
+//! # Model
+//! Below the slow-start threshold (`cwnd < ssthresh`) every ACK adds the bytes it acknowledged,
+//! so a fully used window doubles each round trip. At or above it (congestion avoidance) the
+//! window grows by one SMSS per window's worth of acknowledged bytes: one SMSS per round trip.
+//! A congestion event sets `ssthresh` to half the flight and drops the window to it, once per
+//! recovery episode. A retransmission timeout drops the window to one segment and slow start
+//! climbs back to `ssthresh`.
+//!
+//! ```text
+//!   SlowStart --(cwnd reaches ssthresh)--> CongestionAvoidance
+//!       |                                        |
+//!       +---- loss ----> Recovery <---- loss ----+
+//!   Recovery/Loss --(ACK of a packet sent after the episode began)--> SlowStart or CA
+//!   any phase --(RTO)--> Loss  (cwnd = 1 SMSS, then slow start up to ssthresh)
+//! ```
+//!
+//! # Choices where the sources leave room
+//! - **Slow start counts bytes** (RFC 3465, Appropriate Byte Counting): `cwnd += min(N, L)` per
+//!   ACK, where N is the charged bytes it acknowledged and L = 2 SMSS, the largest limit RFC 3465
+//!   section 2.2 allows (RFC 5681 suggests 1 SMSS; Linux and quinn-proto apply no limit). L is
+//!   [`NewRenoConfig::abc_limit_segments`]: a tunnel whose feedback acknowledges more than two
+//!   packets at a time slows down below doubling per round trip unless L is raised. Slow start
+//!   stops exactly at `ssthresh`; the rest of that ACK's bytes count towards congestion
+//!   avoidance (Linux `tcp_slow_start`).
+//! - **Congestion avoidance counts bytes** too, the variant RFC 5681 section 3.1 recommends
+//!   (RFC 3465 section 2.1): acknowledged bytes accumulate and each full `cwnd` of them adds one
+//!   SMSS. The accumulator restarts on every reduction.
+//! - **Loss response**: `ssthresh = max(FlightSize / 2, 2 SMSS)` (RFC 5681 eq. 4). FlightSize is
+//!   what was outstanding when the loss was detected, the lost packets included
+//!   (`in_flight_bytes + lost_bytes` of the [`CongestionEvent`]). Then `cwnd = ssthresh`, without
+//!   RFC 6582's `+ 3 SMSS` inflation and later deflation: the caller limits sending by bytes in
+//!   flight (RFC 6675's `pipe`), which is what the inflation emulated. At the end of recovery
+//!   the window simply stays at `ssthresh` (the second option of RFC 6582 section 3.2 step 5).
+//!   A loss never raises the window, and never leaves it below 2 SMSS.
+//! - **Recovery episodes** (RFC 9002 section 7.3.2): a congestion event opens an episode only if
+//!   its newest lost packet was sent after the current episode began; the episode begins at
+//!   `now`. ACKs of packets sent before that instant do not grow the window; the first ACK of a
+//!   packet sent after it ends the episode. One round trip of losses costs one reduction. Unlike
+//!   RFC 9002's `sent_time <= recovery_start`, a packet sent at the very nanosecond the episode
+//!   began counts as sent after it: on the simulator's integer clock the packets an ACK (or the
+//!   timer) releases leave at the same instant as the reduction it caused, and must not be
+//!   mistaken for the old flight (after a timeout that would hold the window at one segment for
+//!   an extra round trip).
+//! - **Retransmission timeout**: `ssthresh = max(FlightSize / 2, 2 SMSS)` with FlightSize the
+//!   flight the timer found (as last reported by `on_sent` / `on_ack` / `on_congestion_event`),
+//!   `cwnd = 1 SMSS` (the loss window, RFC 5681 section 3.1). `ssthresh` is held instead when the
+//!   timer fires inside a recovery episode (the window was already reduced for this congestion;
+//!   Linux `tcp_enter_loss` does the same) or after an earlier timeout without progress (RFC 5681
+//!   section 3.1 holds it constant on repeated timeouts). The timeout opens an episode as a loss
+//!   does: the phase is `Loss` until the first ACK of a packet sent from the timeout on, and
+//!   slow start follows.
+//! - **Application-limited ACKs do not grow the window**: a window the sender did not fill has not
+//!   been validated by the network (RFC 7661's premise; Linux grows only when
+//!   `tcp_is_cwnd_limited`, quinn-proto skips growth when app-limited). Reductions still apply.
+//! - [`CcMetrics::ssthresh_bytes`] is `None` until the first reduction (`ssthresh` is infinite).
+//!
+//! The window bookkeeping that CUBIC shares unchanged (episodes, slow start, the RTO collapse,
+//! the app-limited rule; RFC 9438 section 4.2 keeps Reno's fast recovery) is `ClassicWindow`
+//! below, so the two controllers differ only in their increase and decrease rules.
+
+use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent, Controller};
+use crate::time::Instant;
+
+/// RFC 3465 section 2.2: slow start grows by at most L = 2 SMSS per ACK (the largest L allowed).
+pub const DEFAULT_ABC_LIMIT_SEGMENTS: u64 = 2;
+/// RFC 5681 eq. 4 (and RFC 9438 section 4.6): `ssthresh`, hence the window after a loss, never
+/// goes below two segments, so fast retransmit stays possible.
+const MIN_WINDOW_SEGMENTS: u64 = 2;
+/// RFC 5681 section 3.1: the loss window LW after a retransmission timeout is one segment.
+const LOSS_WINDOW_SEGMENTS: u64 = 1;
+/// `ssthresh` before the first congestion event: "arbitrarily high" (RFC 5681 section 3.1).
+const SSTHRESH_INFINITE_BYTES: u64 = u64::MAX;
+/// RFC 5681 eq. 4: `ssthresh = FlightSize / 2`.
+const RENO_DECREASE_DIVISOR: u64 = 2;
+
+/// Tuning for [`NewReno`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewRenoConfig {
+    /// Slow-start limit L of RFC 3465 in segments: the most one ACK may grow the window by.
+    /// Default 2 (RFC 3465 section 2.2). RFC 3465 forbids more than 2 for TCP; a larger value
+    /// models Linux (no limit) or tunnel feedback that acknowledges many packets at once.
+    pub abc_limit_segments: u64,
+}
+
+impl Default for NewRenoConfig {
+    fn default() -> Self {
+        NewRenoConfig { abc_limit_segments: DEFAULT_ABC_LIMIT_SEGMENTS }
+    }
+}
+
+impl NewRenoConfig {
+    pub fn validate(&self) -> Result<(), CcConfigError> {
+        if self.abc_limit_segments == 0 {
+            return Err(CcConfigError { field: "abc_limit_segments", allowed: "at least 1" });
+        }
+        Ok(())
+    }
+}
+
+/// A congestion-controller configuration value out of range.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: must be {allowed}")]
+pub struct CcConfigError {
+    pub field: &'static str,
+    pub allowed: &'static str,
+}
+
+/// RFC 5681 / RFC 6582 NewReno. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct NewReno {
+    window: ClassicWindow,
+    /// RFC 3465 section 2.1 `bytes_acked`: acknowledged bytes not yet turned into window growth.
+    ca_acked_bytes: u64,
+}
+
+impl NewReno {
+    pub fn new(params: CcParams) -> Self {
+        Self::with_config(params, NewRenoConfig::default())
+    }
+
+    /// A controller with explicit tuning; `config` should have passed
+    /// [`NewRenoConfig::validate`].
+    pub fn with_config(params: CcParams, config: NewRenoConfig) -> Self {
+        debug_assert!(config.validate().is_ok(), "invalid NewRenoConfig: {config:?}");
+        NewReno { window: ClassicWindow::new(params, config.abc_limit_segments), ca_acked_bytes: 0 }
+    }
+
+    /// RFC 5681 section 3.1 congestion avoidance with byte counting: one SMSS per `cwnd` acked.
+    fn congestion_avoidance(&mut self, acked_bytes: u64) {
+        self.ca_acked_bytes += acked_bytes;
+        while self.ca_acked_bytes >= self.window.cwnd_bytes {
+            self.ca_acked_bytes -= self.window.cwnd_bytes;
+            self.window.cwnd_bytes += self.window.mss_bytes;
+        }
+    }
+}
+
 impl Controller for NewReno {
-    fn on_sent(&mut self, _: Instant, _: u64, _: u64) {}
-    fn on_ack(&mut self, _: &AckEvent) {}
-    fn on_congestion_event(&mut self, _: &CongestionEvent) {}
-    fn on_rto(&mut self, _: Instant) {}
-    fn cwnd_bytes(&self) -> u64 { self.cwnd }
-    fn pacing_rate_bytes_per_s(&self) -> Option<u64> { None }
-    fn metrics(&self) -> CcMetrics { CcMetrics { cwnd_bytes: self.cwnd, ssthresh_bytes: None, pacing_rate_bytes_per_s: None, bw_estimate_bytes_per_s: None, min_rtt: None, phase: CcPhase::SlowStart } }
-    fn name(&self) -> &'static str { "newreno" }
+    fn on_sent(&mut self, _now: Instant, _bytes: u64, in_flight_bytes: u64) {
+        self.window.on_sent(in_flight_bytes);
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        let acked = self.window.on_ack(ack);
+        let rest = self.window.slow_start(acked);
+        if rest > 0 {
+            self.congestion_avoidance(rest);
+        }
+    }
+
+    fn on_congestion_event(&mut self, event: &CongestionEvent) {
+        if !self.window.on_congestion_event(event) {
+            return;
+        }
+        let flight_size = event.in_flight_bytes + event.lost_bytes;
+        self.window.enter_recovery(event.now, flight_size / RENO_DECREASE_DIVISOR);
+        self.ca_acked_bytes = 0;
+    }
+
+    fn on_rto(&mut self, now: Instant) {
+        let ssthresh = self
+            .window
+            .recomputes_ssthresh_on_rto()
+            .then_some(self.window.in_flight_bytes / RENO_DECREASE_DIVISOR);
+        self.window.enter_loss(now, ssthresh);
+        self.ca_acked_bytes = 0;
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.window.cwnd_bytes
+    }
+
+    fn pacing_rate_bytes_per_s(&self) -> Option<u64> {
+        None
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        self.window.metrics()
+    }
+
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+}
+
+/// Which reduction, if any, the window is recovering from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Episode {
+    /// No reduction in progress (Linux's `TCP_CA_Open`).
+    Open,
+    /// Fast recovery after a congestion event.
+    Recovery,
+    /// After a retransmission timeout.
+    Loss,
+}
+
+/// The window bookkeeping shared by the loss-based controllers (NewReno, CUBIC): `cwnd`,
+/// `ssthresh`, recovery episodes, slow start, the RTO collapse and the app-limited rule. The
+/// algorithms supply only `ssthresh` on a reduction and their congestion-avoidance increase.
+#[derive(Clone, Debug)]
+pub(super) struct ClassicWindow {
+    pub(super) mss_bytes: u64,
+    pub(super) cwnd_bytes: u64,
+    /// [`SSTHRESH_INFINITE_BYTES`] until the first reduction.
+    ssthresh_bytes: u64,
+    /// RFC 3465's L in bytes.
+    abc_limit_bytes: u64,
+    /// When the current or latest episode began. ACKs of packets sent before it do not grow the
+    /// window (RFC 9002 section 7.3.2).
+    recovery_start: Option<Instant>,
+    episode: Episode,
+    /// Charged bytes in flight as the caller last reported them (FlightSize for the RTO).
+    in_flight_bytes: u64,
+}
+
+impl ClassicWindow {
+    pub(super) fn new(params: CcParams, abc_limit_segments: u64) -> Self {
+        ClassicWindow {
+            mss_bytes: params.mss_bytes,
+            cwnd_bytes: params.initial_window_bytes(),
+            ssthresh_bytes: SSTHRESH_INFINITE_BYTES,
+            abc_limit_bytes: abc_limit_segments.saturating_mul(params.mss_bytes),
+            recovery_start: None,
+            episode: Episode::Open,
+            in_flight_bytes: 0,
+        }
+    }
+
+    fn min_window_bytes(&self) -> u64 {
+        MIN_WINDOW_SEGMENTS * self.mss_bytes
+    }
+
+    pub(super) fn on_sent(&mut self, in_flight_bytes: u64) {
+        self.in_flight_bytes = in_flight_bytes;
+    }
+
+    /// Books an ACK and returns the charged bytes that may grow the window: zero while the ACK
+    /// only covers packets sent before the current episode began, or when it is app-limited.
+    pub(super) fn on_ack(&mut self, ack: &AckEvent) -> u64 {
+        self.in_flight_bytes = ack.in_flight_bytes;
+        if self.sent_before_recovery(ack.largest_acked_sent_time) {
+            return 0;
+        }
+        // RFC 9002 section 7.3.2: a packet sent after the episode began was acknowledged.
+        self.episode = Episode::Open;
+        if ack.app_limited {
+            return 0;
+        }
+        ack.newly_acked_bytes
+    }
+
+    /// Whether a packet sent at `sent_time` left before the current episode began. A packet sent
+    /// at the very instant the episode began counts as sent after it (see the module docs).
+    fn sent_before_recovery(&self, sent_time: Instant) -> bool {
+        self.recovery_start.is_some_and(|start| sent_time < start)
+    }
+
+    /// Books a congestion event; true when it opens a new episode (its newest lost packet was
+    /// sent after the current episode began), so the caller must reduce the window.
+    pub(super) fn on_congestion_event(&mut self, event: &CongestionEvent) -> bool {
+        self.in_flight_bytes = event.in_flight_bytes;
+        !self.sent_before_recovery(event.largest_lost_sent_time)
+    }
+
+    /// Opens a recovery episode at `now`: `ssthresh` becomes `ssthresh_bytes` (at least 2 SMSS)
+    /// and the window drops to it, but never rises and never goes below 2 SMSS.
+    pub(super) fn enter_recovery(&mut self, now: Instant, ssthresh_bytes: u64) {
+        self.ssthresh_bytes = ssthresh_bytes.max(self.min_window_bytes());
+        self.cwnd_bytes = self.cwnd_bytes.min(self.ssthresh_bytes).max(self.min_window_bytes());
+        self.recovery_start = Some(now);
+        self.episode = Episode::Recovery;
+    }
+
+    /// Whether a timeout now should compute a new `ssthresh`: not inside a recovery episode
+    /// (already reduced for this congestion) nor after an earlier timeout without progress.
+    pub(super) fn recomputes_ssthresh_on_rto(&self) -> bool {
+        self.episode == Episode::Open
+    }
+
+    /// The retransmission timer fired: `cwnd` collapses to the loss window, `ssthresh` becomes
+    /// `ssthresh_bytes` (at least 2 SMSS) or is held when `None`, and a Loss episode begins.
+    pub(super) fn enter_loss(&mut self, now: Instant, ssthresh_bytes: Option<u64>) {
+        if let Some(ssthresh) = ssthresh_bytes {
+            self.ssthresh_bytes = ssthresh.max(self.min_window_bytes());
+        }
+        self.cwnd_bytes = LOSS_WINDOW_SEGMENTS * self.mss_bytes;
+        self.recovery_start = Some(now);
+        self.episode = Episode::Loss;
+    }
+
+    pub(super) fn in_slow_start(&self) -> bool {
+        self.cwnd_bytes < self.ssthresh_bytes
+    }
+
+    /// RFC 5681 slow start with RFC 3465 byte counting, stopping at `ssthresh`. Returns the
+    /// acknowledged bytes left over for congestion avoidance.
+    pub(super) fn slow_start(&mut self, acked_bytes: u64) -> u64 {
+        if !self.in_slow_start() {
+            return acked_bytes;
+        }
+        let room = self.ssthresh_bytes - self.cwnd_bytes;
+        let increase = acked_bytes.min(self.abc_limit_bytes).min(room);
+        self.cwnd_bytes += increase;
+        if self.in_slow_start() {
+            0
+        } else {
+            acked_bytes - increase
+        }
+    }
+
+    pub(super) fn phase(&self) -> CcPhase {
+        match self.episode {
+            Episode::Recovery => CcPhase::Recovery,
+            Episode::Loss => CcPhase::Loss,
+            Episode::Open if self.in_slow_start() => CcPhase::SlowStart,
+            Episode::Open => CcPhase::CongestionAvoidance,
+        }
+    }
+
+    pub(super) fn metrics(&self) -> CcMetrics {
+        CcMetrics {
+            cwnd_bytes: self.cwnd_bytes,
+            ssthresh_bytes: (self.ssthresh_bytes != SSTHRESH_INFINITE_BYTES)
+                .then_some(self.ssthresh_bytes),
+            pacing_rate_bytes_per_s: None,
+            bw_estimate_bytes_per_s: None,
+            min_rtt: None,
+            phase: self.phase(),
+        }
+    }
+}
+
+/// A test driver: one flow over a path with a fixed RTT and no queue, ACK-clocked (every ACK
+/// releases what the window allows) and acknowledging each packet separately.
+#[cfg(test)]
+pub(super) mod ack_clock {
+    use std::collections::VecDeque;
+    use std::time::Duration;
+
+    use crate::cc::{AckEvent, CongestionEvent, Controller};
+    use crate::time::Instant;
+
+    pub(crate) const MSS: u64 = 1000;
+
+    #[derive(Clone, Copy, Debug)]
+    struct Sent {
+        time: Instant,
+        app_limited: bool,
+    }
+
+    pub(crate) struct AckClock<C: Controller> {
+        pub cc: C,
+        pub now: Instant,
+        pub rtt: Duration,
+        /// When set, the application keeps at most this many packets in flight.
+        app_limit_pkts: Option<usize>,
+        flight: VecDeque<Sent>,
+    }
+
+    /// An ACK of `acked_bytes` for a packet sent at `sent`, with defaults for the rest.
+    pub(crate) fn ack(now: Instant, sent: Instant, acked_bytes: u64) -> AckEvent {
+        AckEvent {
+            now,
+            newly_acked_bytes: acked_bytes,
+            newly_lost_bytes: 0,
+            largest_acked_sent_time: sent,
+            rtt: Some(now.saturating_since(sent)),
+            min_rtt: Some(now.saturating_since(sent)),
+            prior_in_flight_bytes: acked_bytes,
+            in_flight_bytes: 0,
+            delivered_bytes: 0,
+            rate: None,
+            app_limited: false,
+        }
+    }
+
+    pub(crate) fn ms(v: u64) -> Instant {
+        Instant::from_nanos(v * 1_000_000)
+    }
+
+    impl<C: Controller> AckClock<C> {
+        /// Starts the flow at time zero with a full initial window in flight.
+        pub(crate) fn new(cc: C, rtt: Duration) -> Self {
+            Self::start(cc, rtt, None)
+        }
+
+        /// Starts a flow whose application keeps at most `cap_pkts` packets in flight.
+        pub(crate) fn new_app_limited(cc: C, rtt: Duration, cap_pkts: usize) -> Self {
+            Self::start(cc, rtt, Some(cap_pkts))
+        }
+
+        fn start(cc: C, rtt: Duration, app_limit_pkts: Option<usize>) -> Self {
+            let flight = VecDeque::new();
+            let mut clock = AckClock { cc, now: Instant::ZERO, rtt, app_limit_pkts, flight };
+            clock.fill();
+            clock
+        }
+
+        pub(crate) fn in_flight_bytes(&self) -> u64 {
+            self.flight.len() as u64 * MSS
+        }
+
+        pub(crate) fn cwnd_pkts(&self) -> f64 {
+            self.cc.cwnd_bytes() as f64 / MSS as f64
+        }
+
+        /// Sends while the window (and the application) allows.
+        pub(crate) fn fill(&mut self) {
+            loop {
+                let cwnd = self.cc.cwnd_bytes();
+                let app_room = self.app_limit_pkts.is_none_or(|cap| self.flight.len() < cap);
+                if !app_room || self.in_flight_bytes() + MSS > cwnd {
+                    return;
+                }
+                // App-limited: the application, not the window, bounds the flight.
+                let app_limited = self.app_limit_pkts.is_some_and(|cap| (cap as u64) * MSS < cwnd);
+                self.flight.push_back(Sent { time: self.now, app_limited });
+                self.cc.on_sent(self.now, MSS, self.in_flight_bytes());
+            }
+        }
+
+        /// When the oldest packet in flight will be acknowledged.
+        pub(crate) fn next_ack_time(&self) -> Option<Instant> {
+            self.flight.front().map(|p| p.time + self.rtt)
+        }
+
+        /// Acknowledges the oldest packet in flight at its arrival time, then refills.
+        pub(crate) fn ack_one(&mut self) {
+            let p = self.flight.pop_front().expect("a packet in flight");
+            self.now = self.now.max(p.time + self.rtt);
+            let mut ev = ack(self.now, p.time, MSS);
+            ev.rtt = Some(self.rtt);
+            ev.min_rtt = Some(self.rtt);
+            ev.prior_in_flight_bytes = self.in_flight_bytes() + MSS;
+            ev.in_flight_bytes = self.in_flight_bytes();
+            ev.app_limited = p.app_limited;
+            self.cc.on_ack(&ev);
+            self.fill();
+        }
+
+        /// Declares the oldest packet in flight lost, detected when its ACK would have arrived.
+        pub(crate) fn lose_one(&mut self) {
+            let p = self.flight.pop_front().expect("a packet in flight");
+            self.now = self.now.max(p.time + self.rtt);
+            self.cc.on_congestion_event(&CongestionEvent {
+                now: self.now,
+                largest_lost_sent_time: p.time,
+                lost_bytes: MSS,
+                in_flight_bytes: self.in_flight_bytes(),
+            });
+        }
+
+        /// The retransmission timer fires `after` from now: the whole flight is lost.
+        pub(crate) fn timeout(&mut self, after: Duration) {
+            self.now += after;
+            self.flight.clear();
+            self.cc.on_rto(self.now);
+            self.fill();
+        }
+
+        /// Acknowledges everything now in flight: one round trip.
+        pub(crate) fn round(&mut self) {
+            for _ in 0..self.flight.len() {
+                self.ack_one();
+            }
+        }
+
+        /// Processes every ACK due by `end`, then moves the clock to `end`.
+        pub(crate) fn run_until(&mut self, end: Instant) {
+            while self.next_ack_time().is_some_and(|t| t <= end) {
+                self.ack_one();
+            }
+            self.now = self.now.max(end);
+            self.fill();
+        }
+
+        /// Runs until a packet sent at or after `since` has been acknowledged (recovery is over).
+        pub(crate) fn run_past(&mut self, since: Instant) {
+            loop {
+                let sent = self.flight.front().expect("a packet in flight").time;
+                self.ack_one();
+                if sent >= since {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::ack_clock::{ack, ms, AckClock, MSS};
+    use super::*;
+
+    const RTT: Duration = Duration::from_millis(50);
+
+    fn params() -> CcParams {
+        CcParams { mss_bytes: MSS, initial_window_pkts: 10 }
+    }
+
+    fn loss(now: Instant, sent: Instant, in_flight_bytes: u64) -> CongestionEvent {
+        CongestionEvent { now, largest_lost_sent_time: sent, lost_bytes: MSS, in_flight_bytes }
+    }
+
+    #[test]
+    fn slow_start_doubles_the_window_every_round_trip() {
+        let mut f = AckClock::new(NewReno::new(params()), RTT);
+        for expected_pkts in [20, 40, 80] {
+            f.round();
+            assert_eq!(f.cc.cwnd_bytes(), expected_pkts * MSS);
+            assert_eq!(f.cc.metrics().phase, CcPhase::SlowStart);
+        }
+    }
+
+    #[test]
+    fn slow_start_grows_at_most_two_segments_per_stretch_ack() {
+        let mut cc = NewReno::new(params());
+        cc.on_ack(&ack(ms(50), ms(0), 8 * MSS));
+        assert_eq!(cc.cwnd_bytes(), 12 * MSS, "RFC 3465 L = 2 SMSS");
+        let mut unlimited =
+            NewReno::with_config(params(), NewRenoConfig { abc_limit_segments: u64::MAX });
+        unlimited.on_ack(&ack(ms(50), ms(0), 8 * MSS));
+        assert_eq!(unlimited.cwnd_bytes(), 18 * MSS);
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_hands_the_rest_to_congestion_avoidance() {
+        let mut cc = NewReno::new(params());
+        cc.on_congestion_event(&loss(ms(10), ms(0), 15 * MSS)); // ssthresh 8, cwnd 8
+        cc.on_rto(ms(20)); // ssthresh held (in recovery), cwnd 1
+        assert_eq!(cc.metrics().ssthresh_bytes, Some(8 * MSS));
+        for i in 0..6 {
+            cc.on_ack(&ack(ms(30 + i), ms(21), MSS));
+        }
+        assert_eq!(cc.cwnd_bytes(), 7 * MSS);
+        assert_eq!(cc.metrics().phase, CcPhase::SlowStart);
+        // 2 SMSS acked one SMSS below ssthresh: one grows slow start, one counts for CA.
+        cc.on_ack(&ack(ms(40), ms(21), 2 * MSS));
+        assert_eq!(cc.cwnd_bytes(), 8 * MSS);
+        assert_eq!(cc.metrics().phase, CcPhase::CongestionAvoidance);
+        assert_eq!(cc.ca_acked_bytes, MSS);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_segment_per_round_trip() {
+        let mut f = AckClock::new(NewReno::new(params()), RTT);
+        f.round();
+        f.round(); // cwnd 40
+        f.lose_one();
+        let loss_time = f.now;
+        assert_eq!(f.cc.cwnd_bytes(), 20 * MSS);
+        f.run_past(loss_time);
+        assert_eq!(f.cc.metrics().phase, CcPhase::CongestionAvoidance);
+        let start_pkts = f.cwnd_pkts();
+        let start = f.now;
+        f.run_until(start + RTT * 10);
+        let grown = f.cwnd_pkts() - start_pkts;
+        assert!((9.0..=11.0).contains(&grown), "grew {grown} segments in 10 RTTs");
+    }
+
+    #[test]
+    fn loss_halves_the_flight_once_per_recovery_episode() {
+        let mut cc = NewReno::new(params());
+        for i in 0..30 {
+            cc.on_ack(&ack(ms(50), ms(i / 10), MSS));
+        }
+        assert_eq!(cc.cwnd_bytes(), 40 * MSS);
+        cc.on_congestion_event(&loss(ms(60), ms(10), 39 * MSS));
+        assert_eq!(cc.cwnd_bytes(), 20 * MSS);
+        assert_eq!(cc.metrics().ssthresh_bytes, Some(20 * MSS));
+        assert_eq!(cc.metrics().phase, CcPhase::Recovery);
+        // More losses from the same flight: same episode, no second reduction.
+        cc.on_congestion_event(&loss(ms(61), ms(12), 30 * MSS));
+        cc.on_congestion_event(&loss(ms(62), ms(59), 30 * MSS));
+        assert_eq!(cc.cwnd_bytes(), 20 * MSS);
+        // A packet sent after the episode began is lost: new episode, halve again.
+        cc.on_congestion_event(&loss(ms(130), ms(60), 19 * MSS));
+        assert_eq!(cc.cwnd_bytes(), 10 * MSS);
+    }
+
+    #[test]
+    fn acks_of_packets_sent_before_recovery_do_not_grow_the_window() {
+        let mut cc = NewReno::new(params());
+        cc.on_congestion_event(&loss(ms(100), ms(40), 11 * MSS)); // ssthresh = cwnd = 6
+        for _ in 0..20 {
+            cc.on_ack(&ack(ms(101), ms(99), MSS));
+        }
+        assert_eq!(cc.cwnd_bytes(), 6 * MSS);
+        assert_eq!(cc.metrics().phase, CcPhase::Recovery);
+        // A packet released at the instant of the reduction belongs to the new flight.
+        cc.on_ack(&ack(ms(150), ms(100), MSS));
+        assert_eq!(cc.metrics().phase, CcPhase::CongestionAvoidance);
+        assert_eq!(cc.ca_acked_bytes, MSS, "the ACK ending recovery counts");
+        // A late ACK of an old packet after recovery still does not count.
+        cc.on_ack(&ack(ms(151), ms(99), MSS));
+        assert_eq!(cc.ca_acked_bytes, MSS);
+    }
+
+    #[test]
+    fn rto_collapses_to_one_segment_and_halves_the_flight() {
+        let mut cc = NewReno::new(params());
+        for _ in 0..10 {
+            cc.on_ack(&ack(ms(50), ms(0), MSS));
+        }
+        cc.on_sent(ms(50), MSS, 18 * MSS);
+        cc.on_rto(ms(1050));
+        assert_eq!(cc.cwnd_bytes(), MSS);
+        assert_eq!(cc.metrics().ssthresh_bytes, Some(9 * MSS));
+        assert_eq!(cc.metrics().phase, CcPhase::Loss);
+        // Late ACKs from the dead flight neither grow the window nor end the Loss phase.
+        cc.on_ack(&ack(ms(1060), ms(50), MSS));
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().phase), (MSS, CcPhase::Loss));
+        // Nor does a loss among them reduce again.
+        cc.on_congestion_event(&loss(ms(1061), ms(50), 0));
+        assert_eq!(cc.metrics().ssthresh_bytes, Some(9 * MSS));
+        // A repeated timeout holds ssthresh (RFC 5681 section 3.1).
+        cc.on_sent(ms(1061), MSS, MSS);
+        cc.on_rto(ms(3061));
+        assert_eq!(cc.metrics().ssthresh_bytes, Some(9 * MSS));
+        // The first ACK of a packet sent from the timeout on restarts slow start.
+        cc.on_ack(&ack(ms(3100), ms(3061), MSS));
+        assert_eq!(cc.cwnd_bytes(), 2 * MSS);
+        assert_eq!(cc.metrics().phase, CcPhase::SlowStart);
+    }
+
+    #[test]
+    fn window_never_drops_below_two_segments_after_a_loss() {
+        let mut cc = NewReno::new(params());
+        for round in 0..10u64 {
+            let t = ms(100 * (round + 1));
+            cc.on_congestion_event(&loss(t, t - Duration::from_millis(1), 0));
+            assert_eq!(cc.cwnd_bytes(), 2 * MSS);
+            assert_eq!(cc.metrics().ssthresh_bytes, Some(2 * MSS));
+        }
+        cc.on_rto(ms(2000));
+        cc.on_congestion_event(&loss(ms(2100), ms(2001), 0));
+        assert_eq!(cc.cwnd_bytes(), 2 * MSS, "a loss after an RTO lifts the window to 2 SMSS");
+    }
+
+    #[test]
+    fn app_limited_acks_do_not_grow_the_window() {
+        let mut f = AckClock::new_app_limited(NewReno::new(params()), RTT, 4);
+        f.run_until(ms(1000));
+        assert_eq!(f.cc.cwnd_bytes(), 10 * MSS);
+        // The app-limited ACK still ends a recovery episode.
+        let mut cc = NewReno::new(params());
+        cc.on_congestion_event(&loss(ms(10), ms(0), 9 * MSS));
+        let mut a = ack(ms(60), ms(11), MSS);
+        a.app_limited = true;
+        cc.on_ack(&a);
+        assert_eq!(cc.metrics().phase, CcPhase::CongestionAvoidance);
+        assert_eq!(cc.cwnd_bytes(), 5 * MSS);
+    }
+
+    #[test]
+    fn config_validation_names_the_field() {
+        assert_eq!(NewRenoConfig::default().abc_limit_segments, 2);
+        let err = NewRenoConfig { abc_limit_segments: 0 }.validate().unwrap_err();
+        assert_eq!(err.to_string(), "abc_limit_segments: must be at least 1");
+    }
 }
