@@ -25,7 +25,13 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(min_rto: Duration) -> Self {
-        RttEstimator { srtt: None, rttvar: Duration::ZERO, latest: Duration::ZERO, min_rtt: None, min_rto }
+        RttEstimator {
+            srtt: None,
+            rttvar: Duration::ZERO,
+            latest: Duration::ZERO,
+            min_rtt: None,
+            min_rto,
+        }
     }
 
     /// Feeds one RTT measurement `r` (RFC 6298 sections 2.2 and 2.3).
@@ -38,7 +44,7 @@ impl RttEstimator {
                 self.rttvar = r / 2;
             }
             Some(srtt) => {
-                let delta = if srtt > r { srtt - r } else { r - srtt };
+                let delta = srtt.abs_diff(r);
                 // RTTVAR <- (1 - beta) * RTTVAR + beta * |SRTT - R'|, beta = 1/4
                 self.rttvar = (self.rttvar * 3 + delta) / 4;
                 // SRTT <- (1 - alpha) * SRTT + alpha * R', alpha = 1/8
@@ -68,7 +74,9 @@ impl RttEstimator {
     pub fn rto(&self) -> Duration {
         match self.srtt {
             None => INITIAL_RTO.max(self.min_rto),
-            Some(srtt) => (srtt + CLOCK_GRANULARITY.max(self.rttvar * 4)).clamp(self.min_rto, MAX_RTO),
+            Some(srtt) => {
+                (srtt + CLOCK_GRANULARITY.max(self.rttvar * 4)).clamp(self.min_rto, MAX_RTO)
+            }
         }
     }
 }

@@ -13,11 +13,7 @@ pub struct CheapestPathFirst;
 
 impl Scheduler for CheapestPathFirst {
     fn select(&mut self, _now: Instant, paths: &[PathView], _queued_pkts: usize) -> Option<usize> {
-        paths
-            .iter()
-            .filter(|p| p.has_room())
-            .min_by_key(|p| (p.cost, p.index))
-            .map(|p| p.index)
+        paths.iter().filter(|p| p.has_room()).min_by_key(|p| (p.cost, p.index)).map(|p| p.index)
     }
 
     fn name(&self) -> &'static str {

@@ -1,0 +1,95 @@
+//! Tunnel configuration, with the defaults of seed 000 Table 1.
+
+use std::time::Duration;
+
+use crate::cc::TunnelCc;
+use crate::path::rtt::DEFAULT_MIN_RTO;
+use crate::reorder::ReorderConfig;
+use crate::sched::SchedulerKind;
+
+/// Outer IPv4 (20) + UDP (8) + Braid data header (32): what each tunnelled packet costs.
+pub const DEFAULT_HEADER_BYTES: u32 = 20 + 8 + crate::wire::DATA_HEADER_LEN as u32;
+
+/// Configuration of one tunnel direction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TunnelConfig {
+    pub scheduler: SchedulerKind,
+    pub cc: TunnelCc,
+    /// CPF cost per path; its length is the number of paths.
+    pub path_costs: Vec<u32>,
+    /// Scheduler queue capacity in packets (Table 1: 1500).
+    pub sched_queue_pkts: usize,
+    /// Bytes each tunnelled packet adds to the inner packet on the wire.
+    pub header_bytes: u32,
+    /// Largest wire packet (inner MTU + header); the window unit and packet-counting charge.
+    pub mss_bytes: u64,
+    pub initial_window_pkts: u64,
+    /// Floor of the per-path retransmission timeout (RFC 6298 section 2.4; 200 ms as Linux).
+    pub min_rto: Duration,
+    /// RFC 9002 section 6.1.1 packet threshold: a packet is lost once this many later packets
+    /// on its path were acknowledged.
+    pub packet_threshold: u64,
+    /// Receiver sends feedback at least every this many packets per path (DCCP Ack Ratio 2).
+    pub feedback_every_pkts: u32,
+    /// ... and no later than this after the first unacknowledged arrival.
+    pub feedback_max_delay: Duration,
+    pub reorder: ReorderConfig,
+}
+
+impl Default for TunnelConfig {
+    fn default() -> Self {
+        TunnelConfig {
+            scheduler: SchedulerKind::Cpf,
+            cc: TunnelCc::Bbr,
+            path_costs: vec![1, 2],
+            sched_queue_pkts: 1500,
+            header_bytes: DEFAULT_HEADER_BYTES,
+            mss_bytes: 1500 + DEFAULT_HEADER_BYTES as u64,
+            initial_window_pkts: 10,
+            min_rto: DEFAULT_MIN_RTO,
+            packet_threshold: 3,
+            feedback_every_pkts: 2,
+            feedback_max_delay: Duration::from_millis(1),
+            reorder: ReorderConfig::default(),
+        }
+    }
+}
+
+/// A tunnel configuration value out of range.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{field}: {detail}")]
+pub struct TunnelConfigError {
+    pub field: &'static str,
+    pub detail: String,
+}
+
+impl TunnelConfig {
+    pub fn validate(&self) -> Result<(), TunnelConfigError> {
+        let err =
+            |field, detail: &str| Err(TunnelConfigError { field, detail: detail.to_string() });
+        if self.path_costs.is_empty() || self.path_costs.len() > 255 {
+            return err("path_costs", "need 1..=255 paths");
+        }
+        if !(1..=1_000_000).contains(&self.sched_queue_pkts) {
+            return err("sched_queue_pkts", "must be in 1..=1000000");
+        }
+        if !(64..=65_535).contains(&self.mss_bytes) {
+            return err("mss_bytes", "must be in 64..=65535");
+        }
+        if !(1..=1000).contains(&self.initial_window_pkts) {
+            return err("initial_window_pkts", "must be in 1..=1000");
+        }
+        if self.packet_threshold == 0 {
+            return err("packet_threshold", "must be at least 1");
+        }
+        if !(1..=64).contains(&self.feedback_every_pkts) {
+            return err("feedback_every_pkts", "must be in 1..=64");
+        }
+        if self.feedback_max_delay > Duration::from_secs(1) {
+            return err("feedback_max_delay", "must be at most 1 s");
+        }
+        self.reorder
+            .validate()
+            .map_err(|e| TunnelConfigError { field: "reorder", detail: e.to_string() })
+    }
+}

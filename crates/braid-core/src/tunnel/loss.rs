@@ -1,0 +1,345 @@
+//! Per-path sent-packet bookkeeping and loss detection for the tunnel sender.
+//!
+//! Loss detection follows RFC 9002 section 6.1 (as quinn-proto and the Linux RACK code do): a
+//! packet is lost once a packet sent after it on the same path has been acknowledged and either
+//! `packet_threshold` (3) later packets were acknowledged, or it was sent more than
+//! 9/8 * max(srtt, latest RTT) before now. A retransmission timeout (RFC 6298) covers the tail:
+//! when no feedback acknowledges anything for an RTO, every outstanding packet is declared lost.
+//! The tunnel is unreliable (DCCP-like): a lost packet is only news for the congestion
+//! controller; nothing is retransmitted.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::cc::{AckEvent, CongestionEvent, RateSample};
+use crate::path::{DeliveryRateEstimator, PacketRateInfo, RttEstimator};
+use crate::time::Instant;
+use crate::wire::Feedback;
+
+/// RFC 9002 section 6.1.2: time threshold 9/8 of the RTT.
+const TIME_THRESHOLD_NUM: u32 = 9;
+const TIME_THRESHOLD_DEN: u32 = 8;
+/// RFC 9002 section 6.1.2: the loss delay is at least the timer granularity.
+const LOSS_DELAY_GRANULARITY: Duration = Duration::from_millis(1);
+/// RTO backoff stops doubling here (RFC 6298 section 5.5 allows a cap).
+const MAX_RTO_BACKOFF_SHIFT: u32 = 6;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Outstanding,
+    Acked,
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SentPacket {
+    sent_time: Instant,
+    charge: u64,
+    rate: PacketRateInfo,
+    state: State,
+}
+
+/// What processing one feedback frame produced for the controller.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FeedbackOutcome {
+    pub ack: Option<AckEvent>,
+    pub congestion: Option<CongestionEvent>,
+    pub newly_lost_pkts: u64,
+}
+
+/// Sent packets of one path in path-sequence order, from the oldest outstanding one.
+#[derive(Debug)]
+pub(crate) struct SentTracker {
+    /// Path sequence number of `sent[0]`.
+    front_seq: u64,
+    sent: VecDeque<SentPacket>,
+    /// Charged bytes outstanding on the network (not acknowledged, not declared lost).
+    pub(crate) outstanding_bytes: u64,
+    largest_acked: Option<u64>,
+    pub(crate) rtt: RttEstimator,
+    pub(crate) rate: DeliveryRateEstimator,
+    /// Earliest time an outstanding packet crosses the time threshold.
+    loss_time: Option<Instant>,
+    last_progress: Instant,
+    rto_backoff: u32,
+    packet_threshold: u64,
+}
+
+impl SentTracker {
+    pub(crate) fn new(min_rto: Duration, packet_threshold: u64, capacity: usize) -> Self {
+        SentTracker {
+            front_seq: 0,
+            sent: VecDeque::with_capacity(capacity),
+            outstanding_bytes: 0,
+            largest_acked: None,
+            rtt: RttEstimator::new(min_rto),
+            rate: DeliveryRateEstimator::new(),
+            loss_time: None,
+            last_progress: Instant::ZERO,
+            rto_backoff: 0,
+            packet_threshold,
+        }
+    }
+
+    /// Records the departure of `path_seq` (always the next sequence number).
+    pub(crate) fn on_sent(&mut self, now: Instant, path_seq: u64, charge: u64) {
+        debug_assert_eq!(path_seq, self.front_seq + self.sent.len() as u64);
+        if self.outstanding_bytes == 0 {
+            self.last_progress = now;
+        }
+        let rate = self.rate.on_sent(now, self.outstanding_bytes);
+        self.sent.push_back(SentPacket { sent_time: now, charge, rate, state: State::Outstanding });
+        self.outstanding_bytes += charge;
+    }
+
+    /// Applies one feedback frame.
+    pub(crate) fn on_feedback(&mut self, now: Instant, fb: &Feedback) -> FeedbackOutcome {
+        let prior_in_flight = self.outstanding_bytes;
+        let mut newly_acked = 0u64;
+        let mut largest_newly_acked: Option<(u64, Instant)> = None;
+        let end_seq = self.front_seq + self.sent.len() as u64;
+        for range in fb.ranges.as_slice() {
+            if range.largest < self.front_seq || range.smallest >= end_seq {
+                continue;
+            }
+            let lo = range.smallest.max(self.front_seq);
+            let hi = range.largest.min(end_seq - 1);
+            for seq in lo..=hi {
+                let p = &mut self.sent[(seq - self.front_seq) as usize];
+                if p.state == State::Outstanding {
+                    p.state = State::Acked;
+                    self.outstanding_bytes -= p.charge;
+                    newly_acked += p.charge;
+                    let info = p.rate;
+                    let sent_time = p.sent_time;
+                    self.rate.on_delivered(now, p.charge, &info);
+                    if largest_newly_acked.is_none_or(|(s, _)| seq > s) {
+                        largest_newly_acked = Some((seq, sent_time));
+                    }
+                } else if p.state == State::Lost {
+                    // Spuriously declared lost; it arrived after all. Count the delivery for the
+                    // rate estimate but not as in-flight (it left in-flight when declared lost).
+                    p.state = State::Acked;
+                }
+            }
+        }
+        let Some((largest_seq, largest_sent_time)) = largest_newly_acked else {
+            return FeedbackOutcome { ack: None, congestion: None, newly_lost_pkts: 0 };
+        };
+        let mut rtt_sample = None;
+        if self.largest_acked.is_none_or(|l| largest_seq > l) {
+            self.largest_acked = Some(largest_seq);
+            let echo = Instant::from_nanos(fb.echo_ts_ns);
+            let elapsed = now.nanos_since(echo);
+            if fb.echo_ts_ns <= now.as_nanos() && elapsed > fb.hold_time_ns {
+                let r = Duration::from_nanos(elapsed - fb.hold_time_ns);
+                self.rtt.update(r);
+                rtt_sample = Some(r);
+            }
+        }
+        self.last_progress = now;
+        self.rto_backoff = 0;
+        let (lost_pkts, lost_bytes, largest_lost_sent) = self.detect_lost(now);
+        self.pop_settled();
+        let min_rtt = self.rtt.min_rtt();
+        let rate: Option<RateSample> = self.rate.take_sample(min_rtt);
+        let congestion = largest_lost_sent.map(|t| CongestionEvent {
+            now,
+            largest_lost_sent_time: t,
+            lost_bytes,
+            in_flight_bytes: self.outstanding_bytes,
+        });
+        let ack = AckEvent {
+            now,
+            newly_acked_bytes: newly_acked,
+            newly_lost_bytes: lost_bytes,
+            largest_acked_sent_time: largest_sent_time,
+            rtt: rtt_sample,
+            min_rtt,
+            prior_in_flight_bytes: prior_in_flight,
+            in_flight_bytes: self.outstanding_bytes,
+            delivered_bytes: self.rate.delivered(),
+            rate,
+            app_limited: rate.is_some_and(|r| r.is_app_limited),
+        };
+        FeedbackOutcome { ack: Some(ack), congestion, newly_lost_pkts: lost_pkts }
+    }
+
+    fn loss_delay(&self) -> Duration {
+        let rtt = self.rtt.srtt().unwrap_or(self.rtt.latest()).max(self.rtt.latest());
+        (rtt * TIME_THRESHOLD_NUM / TIME_THRESHOLD_DEN).max(LOSS_DELAY_GRANULARITY)
+    }
+
+    /// RFC 9002 section 6.1: declares lost the outstanding packets sent before the largest
+    /// acknowledged one that crossed the packet or time threshold. Returns (packets, charged
+    /// bytes, send time of the newest lost packet).
+    fn detect_lost(&mut self, now: Instant) -> (u64, u64, Option<Instant>) {
+        self.loss_time = None;
+        let Some(largest) = self.largest_acked else { return (0, 0, None) };
+        let loss_delay = self.loss_delay();
+        // Packets sent at or before this instant crossed the time threshold; none did while
+        // less than one loss delay has passed since the driver's epoch.
+        let lost_send_before = now.as_nanos().checked_sub(crate::time::duration_nanos(loss_delay));
+        let (mut pkts, mut bytes, mut newest) = (0, 0, None);
+        let end = largest.saturating_sub(self.front_seq).min(self.sent.len() as u64) as usize;
+        for i in 0..end {
+            let seq = self.front_seq + i as u64;
+            let p = &mut self.sent[i];
+            if p.state != State::Outstanding {
+                continue;
+            }
+            let too_old = lost_send_before.is_some_and(|t| p.sent_time.as_nanos() <= t);
+            if too_old || seq + self.packet_threshold <= largest {
+                p.state = State::Lost;
+                self.outstanding_bytes -= p.charge;
+                pkts += 1;
+                bytes += p.charge;
+                newest = Some(p.sent_time);
+            } else {
+                let t = p.sent_time + loss_delay;
+                self.loss_time = Some(self.loss_time.map_or(t, |l| l.min(t)));
+            }
+        }
+        (pkts, bytes, newest)
+    }
+
+    fn pop_settled(&mut self) {
+        while self.sent.front().is_some_and(|p| p.state != State::Outstanding) {
+            self.sent.pop_front();
+            self.front_seq += 1;
+        }
+    }
+
+    /// Current retransmission timeout with backoff.
+    fn rto(&self) -> Duration {
+        self.rtt.rto() * (1u32 << self.rto_backoff.min(MAX_RTO_BACKOFF_SHIFT))
+    }
+
+    /// Earliest timer: the time-threshold loss timer or the RTO.
+    pub(crate) fn timeout(&self) -> Option<Instant> {
+        if self.outstanding_bytes == 0 {
+            return None;
+        }
+        let rto = self.last_progress + self.rto();
+        Some(self.loss_time.map_or(rto, |l| l.min(rto)))
+    }
+
+    /// Fires due timers. Returns the congestion event of a time-threshold loss, and whether an
+    /// RTO fired (every outstanding packet declared lost).
+    pub(crate) fn on_timeout(&mut self, now: Instant) -> (Option<CongestionEvent>, bool, u64) {
+        if self.loss_time.is_some_and(|t| t <= now) {
+            let (pkts, bytes, newest) = self.detect_lost(now);
+            self.pop_settled();
+            let ev = newest.map(|t| CongestionEvent {
+                now,
+                largest_lost_sent_time: t,
+                lost_bytes: bytes,
+                in_flight_bytes: self.outstanding_bytes,
+            });
+            return (ev, false, pkts);
+        }
+        if self.outstanding_bytes > 0 && self.last_progress + self.rto() <= now {
+            let mut pkts = 0;
+            for p in self.sent.iter_mut().filter(|p| p.state == State::Outstanding) {
+                p.state = State::Lost;
+                pkts += 1;
+            }
+            self.outstanding_bytes = 0;
+            self.loss_time = None;
+            self.rto_backoff += 1;
+            self.last_progress = now;
+            self.pop_settled();
+            return (None, true, pkts);
+        }
+        (None, false, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{AckRange, AckRanges};
+
+    fn ms(v: u64) -> Instant {
+        Instant::from_nanos(v * 1_000_000)
+    }
+
+    fn feedback(ranges: &[(u64, u64)], echo_ms: u64) -> Feedback {
+        let mut r = AckRanges::new();
+        for &(smallest, largest) in ranges {
+            assert!(r.push(AckRange { smallest, largest }));
+        }
+        Feedback { path_id: 0, ranges: r, echo_ts_ns: ms(echo_ms).as_nanos(), hold_time_ns: 0 }
+    }
+
+    #[test]
+    fn acks_measure_rtt_from_the_echo_minus_hold_time() {
+        let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
+        t.on_sent(ms(0), 0, 1000);
+        let mut fb = feedback(&[(0, 0)], 0);
+        fb.hold_time_ns = 2_000_000;
+        let out = t.on_feedback(ms(42), &fb);
+        assert_eq!(t.rtt.srtt(), Some(Duration::from_millis(40)));
+        assert_eq!(out.ack.unwrap().newly_acked_bytes, 1000);
+        assert_eq!(t.outstanding_bytes, 0);
+    }
+
+    #[test]
+    fn third_later_ack_declares_a_hole_lost() {
+        let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
+        for seq in 0..5 {
+            t.on_sent(ms(seq), seq, 1000);
+        }
+        // Packet 0 missing, 1..=2 acked: not yet lost (only two later packets acked).
+        let out = t.on_feedback(ms(21), &feedback(&[(1, 2)], 2));
+        assert!(out.congestion.is_none());
+        let out = t.on_feedback(ms(22), &feedback(&[(1, 3)], 3));
+        let ev = out.congestion.expect("packet 0 crosses the packet threshold");
+        assert_eq!(ev.lost_bytes, 1000);
+        assert_eq!(ev.largest_lost_sent_time, ms(0));
+        assert_eq!(out.newly_lost_pkts, 1);
+        assert_eq!(t.outstanding_bytes, 1000); // packet 4
+    }
+
+    #[test]
+    fn time_threshold_declares_loss_via_the_timer() {
+        let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
+        t.on_sent(ms(0), 0, 1000);
+        t.on_sent(ms(1), 1, 1000);
+        let out = t.on_feedback(ms(21), &feedback(&[(1, 1)], 1));
+        assert!(out.congestion.is_none());
+        // loss delay = 9/8 * 20 ms = 22.5 ms after packet 0 was sent.
+        let deadline = t.timeout().unwrap();
+        assert_eq!(deadline, Instant::from_nanos(22_500_000));
+        let (ev, rto, pkts) = t.on_timeout(deadline);
+        assert!(ev.is_some() && !rto);
+        assert_eq!(pkts, 1);
+        assert_eq!(t.timeout(), None);
+    }
+
+    #[test]
+    fn rto_declares_the_whole_flight_lost_and_backs_off() {
+        let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
+        t.on_sent(ms(0), 0, 1000);
+        t.on_sent(ms(0), 1, 1000);
+        // No RTT sample yet: initial RTO of 1 s.
+        assert_eq!(t.timeout(), Some(ms(1000)));
+        let (_, rto, pkts) = t.on_timeout(ms(1000));
+        assert!(rto);
+        assert_eq!(pkts, 2);
+        assert_eq!(t.outstanding_bytes, 0);
+        t.on_sent(ms(1000), 2, 1000);
+        assert_eq!(t.timeout(), Some(ms(3000)), "backoff doubles the RTO");
+    }
+
+    #[test]
+    fn repeated_feedback_does_not_double_count() {
+        let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
+        t.on_sent(ms(0), 0, 1000);
+        t.on_sent(ms(0), 1, 1000);
+        let fb = feedback(&[(0, 1)], 0);
+        assert!(t.on_feedback(ms(20), &fb).ack.is_some());
+        assert!(t.on_feedback(ms(21), &fb).ack.is_none());
+        assert_eq!(t.rate.delivered(), 2000);
+    }
+}

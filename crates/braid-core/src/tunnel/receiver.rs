@@ -1,0 +1,249 @@
+//! The tunnel receiver: per-path feedback and reordered delivery.
+//!
+//! Feedback follows DCCP's Ack Ratio (RFC 4341 section 6.1.2, ratio 2) with a bound on delay:
+//! a path's receiver acknowledges at least every `feedback_every_pkts` packets and no later
+//! than `feedback_max_delay` after the oldest unacknowledged arrival. Each frame carries the
+//! path's most recent received ranges (QUIC-style, RFC 9000 section 19.3), the send timestamp
+//! of the newest packet and how long the receiver held it, so that the sender's RTT sample
+//! excludes the feedback delay.
+
+use std::time::Duration;
+
+use super::config::TunnelConfig;
+use crate::reorder::{Insert, Released, ReorderBuffer, ReorderStats};
+use crate::time::Instant;
+use crate::wire::{AckRange, AckRanges, DataHeader, Feedback, MAX_ACK_RANGES};
+
+/// Counters of the receiver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    pub received_pkts: u64,
+    /// Packets whose global sequence number was already held (a reorder-queue drop).
+    pub duplicate_pkts: u64,
+    /// Packets naming a path this tunnel does not have.
+    pub unknown_path_pkts: u64,
+    pub feedback_frames: u64,
+    pub reorder: ReorderStats,
+}
+
+/// Received path sequence numbers, as at most [`MAX_ACK_RANGES`] descending ranges; the
+/// oldest range is forgotten when a new one is needed (the sender has declared that hole lost
+/// long before).
+#[derive(Clone, Copy, Debug, Default)]
+struct ReceivedRanges {
+    len: usize,
+    ranges: [AckRange; MAX_ACK_RANGES],
+}
+
+impl ReceivedRanges {
+    fn insert(&mut self, seq: u64) {
+        let rs = &mut self.ranges;
+        // Fast path: extends the newest range.
+        if self.len > 0 && seq == rs[0].largest + 1 {
+            rs[0].largest = seq;
+            return;
+        }
+        // Find the first range (descending) whose smallest is <= seq + 1.
+        let mut i = 0;
+        while i < self.len && rs[i].smallest > seq.saturating_add(1) {
+            i += 1;
+        }
+        if i < self.len && rs[i].largest.saturating_add(1) >= seq {
+            // Touches or contains range i.
+            if seq >= rs[i].smallest && seq <= rs[i].largest {
+                return;
+            }
+            if seq == rs[i].largest + 1 {
+                rs[i].largest = seq;
+                if i > 0 && rs[i - 1].smallest == seq + 1 {
+                    rs[i - 1].smallest = rs[i].smallest;
+                    self.remove(i);
+                }
+            } else {
+                rs[i].smallest = seq;
+                if i + 1 < self.len && rs[i + 1].largest + 1 == seq {
+                    rs[i].smallest = rs[i + 1].smallest;
+                    self.remove(i + 1);
+                }
+            }
+            return;
+        }
+        if i > 0 && rs[i - 1].smallest == seq + 1 {
+            rs[i - 1].smallest = seq;
+            return;
+        }
+        // New range at position i.
+        if i == MAX_ACK_RANGES {
+            return; // older than everything we remember
+        }
+        let last = self.len.min(MAX_ACK_RANGES - 1);
+        let mut j = last;
+        while j > i {
+            rs[j] = rs[j - 1];
+            j -= 1;
+        }
+        rs[i] = AckRange { smallest: seq, largest: seq };
+        self.len = (self.len + 1).min(MAX_ACK_RANGES);
+    }
+
+    fn remove(&mut self, i: usize) {
+        for j in i..self.len - 1 {
+            self.ranges[j] = self.ranges[j + 1];
+        }
+        self.len -= 1;
+    }
+
+    fn to_ack_ranges(self) -> AckRanges {
+        let mut out = AckRanges::new();
+        for r in &self.ranges[..self.len] {
+            out.push(*r);
+        }
+        out
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct ReceiverPath {
+    ranges: ReceivedRanges,
+    unacked_pkts: u32,
+    first_unacked_arrival: Instant,
+    newest_send_ts_ns: u64,
+    newest_arrival: Instant,
+}
+
+/// Receiver side of one tunnel direction. See the module documentation.
+#[derive(Debug)]
+pub struct TunnelReceiver<P> {
+    paths: Vec<ReceiverPath>,
+    reorder: ReorderBuffer<P>,
+    feedback_every_pkts: u32,
+    feedback_max_delay: Duration,
+    stats: ReceiverStats,
+}
+
+impl<P> TunnelReceiver<P> {
+    pub fn new(config: &TunnelConfig) -> Self {
+        let n = config.path_costs.len();
+        TunnelReceiver {
+            paths: vec![ReceiverPath::default(); n],
+            reorder: ReorderBuffer::new(config.reorder.clone(), n),
+            feedback_every_pkts: config.feedback_every_pkts,
+            feedback_max_delay: config.feedback_max_delay,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// A data packet arrived. Returns the payload back when it is not accepted (unknown path,
+    /// or a duplicate of a packet still held for reordering).
+    pub fn handle_data(&mut self, now: Instant, header: &DataHeader, payload: P) -> Option<P> {
+        let i = header.path_id as usize;
+        let Some(path) = self.paths.get_mut(i) else {
+            self.stats.unknown_path_pkts += 1;
+            return Some(payload);
+        };
+        self.stats.received_pkts += 1;
+        path.ranges.insert(header.path_seq);
+        if path.unacked_pkts == 0 {
+            path.first_unacked_arrival = now;
+        }
+        path.unacked_pkts += 1;
+        path.newest_send_ts_ns = header.send_ts_ns;
+        path.newest_arrival = now;
+        match self.reorder.insert(now, i, header.global_seq, header.send_ts_ns, payload) {
+            Insert::Accepted => None,
+            Insert::Duplicate(p) => {
+                self.stats.duplicate_pkts += 1;
+                Some(p)
+            }
+        }
+    }
+
+    /// A feedback frame due at `now`, if any. Call until `None`.
+    pub fn poll_feedback(&mut self, now: Instant) -> Option<Feedback> {
+        let every = self.feedback_every_pkts;
+        let max_delay = self.feedback_max_delay;
+        let (i, path) = self.paths.iter_mut().enumerate().find(|(_, p)| {
+            p.unacked_pkts > 0
+                && (p.unacked_pkts >= every || p.first_unacked_arrival + max_delay <= now)
+        })?;
+        path.unacked_pkts = 0;
+        self.stats.feedback_frames += 1;
+        Some(Feedback {
+            path_id: i as u8,
+            ranges: path.ranges.to_ack_ranges(),
+            echo_ts_ns: path.newest_send_ts_ns,
+            hold_time_ns: now.nanos_since(path.newest_arrival),
+        })
+    }
+
+    /// The next packet released for delivery to the application. Call until `None`.
+    pub fn poll_deliver(&mut self, now: Instant) -> Option<Released<P>> {
+        self.reorder.poll_release(now)
+    }
+
+    /// Earliest time a feedback frame or a reorder release falls due.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let fb = self
+            .paths
+            .iter()
+            .filter(|p| p.unacked_pkts > 0)
+            .map(|p| p.first_unacked_arrival + self.feedback_max_delay)
+            .min();
+        match (fb, self.reorder.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Packets held in the reorder buffer.
+    pub fn reorder_len(&self) -> usize {
+        self.reorder.len()
+    }
+
+    /// The reorder buffer's current wait limit.
+    pub fn wait_limit(&self) -> Duration {
+        self.reorder.wait_limit()
+    }
+
+    pub fn stats(&self) -> ReceiverStats {
+        ReceiverStats { reorder: self.reorder.stats(), ..self.stats }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranges(r: &ReceivedRanges) -> Vec<(u64, u64)> {
+        r.ranges[..r.len].iter().map(|r| (r.smallest, r.largest)).collect()
+    }
+
+    #[test]
+    fn received_ranges_merge_and_stay_descending() {
+        let mut r = ReceivedRanges::default();
+        for s in [0, 1, 2, 5, 6, 9] {
+            r.insert(s);
+        }
+        assert_eq!(ranges(&r), vec![(9, 9), (5, 6), (0, 2)]);
+        r.insert(4);
+        r.insert(3);
+        assert_eq!(ranges(&r), vec![(9, 9), (0, 6)]);
+        r.insert(8);
+        r.insert(7);
+        assert_eq!(ranges(&r), vec![(0, 9)]);
+        r.insert(5);
+        assert_eq!(ranges(&r), vec![(0, 9)]);
+    }
+
+    #[test]
+    fn received_ranges_forget_the_oldest_when_full() {
+        let mut r = ReceivedRanges::default();
+        for k in 0..(MAX_ACK_RANGES as u64 + 3) {
+            r.insert(k * 2);
+        }
+        let got = ranges(&r);
+        assert_eq!(got.len(), MAX_ACK_RANGES);
+        assert_eq!(got[0], (2 * (MAX_ACK_RANGES as u64 + 2), 2 * (MAX_ACK_RANGES as u64 + 2)));
+        assert!(r.to_ack_ranges().len() == MAX_ACK_RANGES);
+    }
+}
