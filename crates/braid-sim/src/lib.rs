@@ -1,1 +1,27 @@
-//! braid-sim
+//! braid-sim: a deterministic discrete-event simulator that runs braid-core's tunnel with
+//! end-to-end TCP and UDP models over the topology of seed 000 (Figure 1).
+//!
+//! - [`engine`]: the event queue (time, then insertion order: stable tie-breaking).
+//! - [`link`]: drop-tail FIFO, serialisation at a rate, propagation delay.
+//! - [`tcp`]: the end-to-end TCP model (SACK, RACK-TLP, RTO, delayed ACKs, pacing).
+//! - [`udp`]: a greedy UDP source.
+//! - [`topology`]: server, proxy, paths and UE wired together; the tunnel endpoints.
+//! - [`scenario`]: TOML scenario files, Table 2 keys, `--set` overrides, validation.
+//! - [`metrics`]: the report and time series.
+//! - [`run`](mod@run): scenario to report, with the accounting invariant.
+//!
+//! Same scenario and seed give the same report, bit for bit (wall time aside).
+
+pub mod engine;
+pub mod link;
+pub mod metrics;
+pub mod packet;
+pub mod run;
+pub mod scenario;
+pub mod tcp;
+pub mod topology;
+pub mod udp;
+
+pub use metrics::Report;
+pub use run::{run, run_with_baseline, RunOutput, SimError};
+pub use scenario::Scenario;

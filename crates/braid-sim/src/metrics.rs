@@ -1,0 +1,261 @@
+//! Measurement: what a run reports (DESIGN.md section 5) and the collectors behind it.
+//!
+//! Definitions:
+//! - DLCT: from the start of the transfer (time zero, the first SYN-equivalent) to the last
+//!   byte delivered to the receiving application.
+//! - Goodput: application bytes delivered over the DLCT.
+//! - Per-path `bytes`: inner (end-to-end) bytes of tunnel data the path delivered downlink;
+//!   `share` is that over all paths; `mean_mbps`: every frame the path's downlink carried
+//!   (tunnel data, feedback, all headers and framing) over the DLCT.
+//! - Protocol delay: from a packet entering the tunnel sender to its in-order delivery to the
+//!   receiving application. Head-of-line blocking: the part spent in the reorder buffer
+//!   (delivery minus arrival at the tunnel receiver).
+
+use serde::Serialize;
+
+/// Mean and maximum of a series of samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct MeanMax {
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// Running mean and max, in f64 milliseconds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stat {
+    n: u64,
+    sum: f64,
+    max: f64,
+}
+
+impl Stat {
+    #[inline]
+    pub fn add(&mut self, v: f64) {
+        self.n += 1;
+        self.sum += v;
+        if v > self.max {
+            self.max = v;
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    pub fn mean_max(&self) -> MeanMax {
+        if self.n == 0 {
+            return MeanMax::default();
+        }
+        MeanMax { mean: self.sum / self.n as f64, max: self.max }
+    }
+}
+
+/// Per-path summary.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PathReport {
+    pub name: String,
+    pub bytes: u64,
+    pub share: f64,
+    pub mean_mbps: f64,
+    pub srtt_ms_mean: f64,
+    pub srtt_ms_max: f64,
+    /// Drops at this path's downlink bottleneck (drop-tail plus random loss).
+    pub drops: u64,
+    pub packets_sent: u64,
+    /// Packets the tunnel sender's loss detection declared lost on this path.
+    pub packets_lost_detected: u64,
+}
+
+/// Drops per named queue, over both directions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Drops {
+    /// Tunnel scheduler queues (drop-tail).
+    pub scheduler: u64,
+    /// Downlink bottleneck of each path, in path order.
+    pub bottleneck: Vec<u64>,
+    /// Uplink queue of each path.
+    pub uplink: Vec<u64>,
+    /// Server link, both directions.
+    pub server_link: u64,
+    /// Reorder buffers (duplicates discarded).
+    pub reorder: u64,
+}
+
+/// End-to-end transport summary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct E2eReport {
+    pub kind: String,
+    pub cc: String,
+    pub bytes_delivered: u64,
+    pub retransmissions: u64,
+    pub rto_count: u64,
+    pub srtt_ms_mean: f64,
+}
+
+/// The reorder buffer's activity at the downlink receiver.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReorderReport {
+    pub released_on_timeout: u64,
+    pub released_on_overflow: u64,
+    pub late: u64,
+    pub skipped_seqs: u64,
+    pub wait_limit_ms_mean: f64,
+}
+
+/// The summary of one run: the `--json` output of `braid sim`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Report {
+    pub dlct_s: f64,
+    pub goodput_mbps: f64,
+    pub paths: Vec<PathReport>,
+    pub drops: Drops,
+    pub protocol_delay_ms: MeanMax,
+    pub hol_ms: MeanMax,
+    pub e2e: E2eReport,
+    pub reorder: ReorderReport,
+    pub events: u64,
+    pub simulated_packets: u64,
+    pub wall_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_dlct_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative_dlct: Option<f64>,
+}
+
+/// One row of the periodic trace, one [`PathSample`] per path beside it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TraceRow {
+    pub t_s: f64,
+    pub e2e_cwnd_bytes: u64,
+    pub e2e_in_flight_bytes: u64,
+    pub e2e_srtt_ms: f64,
+    pub sched_queue_pkts: usize,
+    pub reorder_pkts: usize,
+    pub wait_limit_ms: f64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PathSample {
+    pub cwnd_bytes: u64,
+    pub in_flight_bytes: u64,
+    pub srtt_ms: f64,
+    pub pacing_rate_mbps: f64,
+    pub bottleneck_queue_pkts: usize,
+    pub phase: &'static str,
+}
+
+/// Time series of a run, for `--out`.
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    pub path_names: Vec<String>,
+    pub trace: Vec<TraceRow>,
+    /// `trace.len() * paths` samples, row-major.
+    pub path_trace: Vec<PathSample>,
+    pub bin_s: f64,
+    /// Downlink frame bytes delivered per path per bin: `bins[path][bin]`.
+    pub path_bins: Vec<Vec<u64>>,
+    /// Application bytes delivered per bin.
+    pub goodput_bins: Vec<u64>,
+}
+
+impl Series {
+    #[inline]
+    pub fn add_bin(bins: &mut Vec<u64>, bin: usize, bytes: u64) {
+        if bins.len() <= bin {
+            bins.resize(bin + 1, 0);
+        }
+        bins[bin] += bytes;
+    }
+
+    /// Throughput series as CSV: `t_s,goodput_mbps,<path>_mbps...`.
+    pub fn throughput_csv(&self) -> String {
+        let mut out = String::from("t_s,goodput_mbps");
+        for n in &self.path_names {
+            out.push_str(&format!(",{n}_mbps"));
+        }
+        out.push('\n');
+        let len =
+            self.path_bins.iter().map(Vec::len).chain([self.goodput_bins.len()]).max().unwrap_or(0);
+        let to_mbps = |b: u64| b as f64 * 8.0 / self.bin_s / 1e6;
+        for k in 0..len {
+            out.push_str(&format!(
+                "{:.3},{:.3}",
+                k as f64 * self.bin_s,
+                to_mbps(*self.goodput_bins.get(k).unwrap_or(&0))
+            ));
+            for bins in &self.path_bins {
+                out.push_str(&format!(",{:.3}", to_mbps(*bins.get(k).unwrap_or(&0))));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The periodic trace as CSV, one row per sample with per-path columns.
+    pub fn trace_csv(&self) -> String {
+        let mut out = String::from(
+            "t_s,e2e_cwnd_bytes,e2e_in_flight_bytes,e2e_srtt_ms,sched_queue_pkts,reorder_pkts,wait_limit_ms",
+        );
+        for n in &self.path_names {
+            for c in
+                ["cwnd_bytes", "in_flight_bytes", "srtt_ms", "pacing_mbps", "queue_pkts", "phase"]
+            {
+                out.push_str(&format!(",{n}_{c}"));
+            }
+        }
+        out.push('\n');
+        let np = self.path_names.len();
+        for (k, r) in self.trace.iter().enumerate() {
+            out.push_str(&format!(
+                "{:.3},{},{},{:.3},{},{},{:.3}",
+                r.t_s,
+                r.e2e_cwnd_bytes,
+                r.e2e_in_flight_bytes,
+                r.e2e_srtt_ms,
+                r.sched_queue_pkts,
+                r.reorder_pkts,
+                r.wait_limit_ms
+            ));
+            for p in &self.path_trace[k * np..(k + 1) * np] {
+                out.push_str(&format!(
+                    ",{},{},{:.3},{:.3},{},{}",
+                    p.cwnd_bytes,
+                    p.in_flight_bytes,
+                    p.srtt_ms,
+                    p.pacing_rate_mbps,
+                    p.bottleneck_queue_pkts,
+                    p.phase
+                ));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_tracks_mean_and_max() {
+        let mut s = Stat::default();
+        assert_eq!(s.mean_max(), MeanMax::default());
+        for v in [1.0, 5.0, 3.0] {
+            s.add(v);
+        }
+        assert_eq!(s.mean_max(), MeanMax { mean: 3.0, max: 5.0 });
+    }
+
+    #[test]
+    fn throughput_csv_converts_bins_to_mbps() {
+        let s = Series {
+            path_names: vec!["wifi".into()],
+            bin_s: 0.1,
+            path_bins: vec![vec![1_250_000]],
+            goodput_bins: vec![625_000],
+            ..Default::default()
+        };
+        assert_eq!(s.throughput_csv(), "t_s,goodput_mbps,wifi_mbps\n0.000,50.000,100.000\n");
+    }
+}

@@ -1,0 +1,113 @@
+//! Simulated packets: small plain records in a pool with a free list, referred to by index.
+
+use braid_core::wire::{DataHeader, Feedback};
+use braid_core::Instant;
+
+use crate::tcp::{Ack, Segment};
+
+/// Index of a packet in the [`PacketPool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PktId(pub u32);
+
+/// What a packet carries.
+///
+/// Feedback frames make this enum a few hundred bytes; packets live in a reused pool, so the
+/// size costs memory once, where boxing the large variant would allocate per feedback frame.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Copy, Debug)]
+pub enum Payload {
+    /// An end-to-end TCP data segment.
+    Segment(Segment),
+    /// An end-to-end TCP acknowledgement.
+    Ack(Ack),
+    /// A greedy UDP datagram.
+    Udp,
+    /// Tunnel feedback for the path it travels on (reverse direction of the data it acks).
+    Feedback(Feedback),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub payload: Payload,
+    /// Length of the end-to-end IP packet (or of the feedback frame with its outer headers).
+    pub inner_len: u32,
+    /// Present while the packet travels encapsulated between the tunnel endpoints.
+    pub tunnel: Option<DataHeader>,
+    /// When the packet entered the tunnel sender (protocol delay starts here).
+    pub entered_tunnel: Instant,
+    /// When the packet reached the tunnel receiver (head-of-line blocking starts here).
+    pub reached_receiver: Instant,
+    /// Downlink (server to UE) or uplink.
+    pub downlink: bool,
+}
+
+impl Packet {
+    pub fn new(payload: Payload, inner_len: u32, downlink: bool) -> Self {
+        Packet {
+            payload,
+            inner_len,
+            tunnel: None,
+            entered_tunnel: Instant::ZERO,
+            reached_receiver: Instant::ZERO,
+            downlink,
+        }
+    }
+
+    /// Bytes on the wire at the IP layer: the inner packet plus tunnel headers if encapsulated.
+    pub fn ip_len(&self, tunnel_header_bytes: u32) -> u32 {
+        match self.tunnel {
+            Some(_) => self.inner_len + tunnel_header_bytes,
+            None => self.inner_len,
+        }
+    }
+}
+
+/// A pool of packets reused through a free list: no allocation per packet once warm.
+#[derive(Debug, Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl PacketPool {
+    pub fn with_capacity(n: usize) -> Self {
+        PacketPool { slots: Vec::with_capacity(n), free: Vec::with_capacity(n), live: 0 }
+    }
+
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            PktId(i)
+        } else {
+            self.slots.push(p);
+            PktId((self.slots.len() - 1) as u32)
+        }
+    }
+
+    pub fn free(&mut self, id: PktId) {
+        self.live -= 1;
+        self.free.push(id.0);
+    }
+
+    #[inline]
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id.0 as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id.0 as usize]
+    }
+
+    /// Packets allocated and not yet freed.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Most packets ever alive at once.
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+}

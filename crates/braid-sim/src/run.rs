@@ -1,0 +1,268 @@
+//! Running a scenario: scenario to world, world to report, and the checks every run must pass.
+
+use std::time::{Duration, Instant as WallInstant};
+
+use braid_core::reorder::{ReorderConfig, ReorderKind};
+use braid_core::tunnel::TunnelConfig;
+
+use crate::link::LinkSpec;
+use crate::metrics::{Drops, E2eReport, PathReport, ReorderReport, Report, Series};
+use crate::scenario::{E2eKind, ReorderChoice, Scenario};
+use crate::tcp::{TcpConfig, TCP_IP_HEADER_BYTES};
+use crate::topology::{AppConfig, Outcome, World, WorldConfig};
+
+/// IPv4 + UDP header of a greedy UDP datagram.
+const UDP_IP_HEADER_BYTES: u32 = 28;
+
+/// Why a run produced no report.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    #[error(
+        "the transfer did not complete within sim.max_time_s = {max_time_s} s \
+         ({delivered} of {total} bytes delivered); raise sim.max_time_s or check the scenario"
+    )]
+    Incomplete { max_time_s: f64, delivered: u64, total: u64 },
+    #[error(
+        "accounting invariant violated on the {direction}: {entered} packets entered the tunnel but \
+         {delivered} were delivered, {sched_drops} dropped at the scheduler, {link_drops} dropped \
+         on links, {reorder_drops} dropped at the reorder buffer and {in_flight} are in flight"
+    )]
+    Accounting {
+        direction: &'static str,
+        entered: u64,
+        delivered: u64,
+        sched_drops: u64,
+        link_drops: u64,
+        reorder_drops: u64,
+        in_flight: u64,
+    },
+    #[error("invalid tunnel configuration: {0}")]
+    Tunnel(#[from] braid_core::tunnel::TunnelConfigError),
+}
+
+/// The report and time series of one run.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub report: Report,
+    pub series: Series,
+}
+
+fn mbps_to_bytes_per_s(mbps: f64) -> u64 {
+    (mbps * 1e6 / 8.0).round() as u64
+}
+
+fn ms(v: f64) -> Duration {
+    Duration::from_secs_f64(v / 1e3)
+}
+
+fn link(rtt_ms: f64, rate_mbps: f64, buffer_pkts: u32, framing: u32, loss: f64) -> LinkSpec {
+    LinkSpec {
+        rate_bytes_per_s: mbps_to_bytes_per_s(rate_mbps),
+        delay_ns: (rtt_ms * 1e6 / 2.0).round() as u64,
+        buffer_pkts: buffer_pkts as usize,
+        framing_bytes: framing,
+        loss,
+    }
+}
+
+/// The tunnel configuration a scenario describes.
+pub fn tunnel_config(s: &Scenario) -> TunnelConfig {
+    let t = &s.tunnel;
+    let largest_inner = match s.e2e.kind {
+        E2eKind::Tcp => s.e2e.mss_bytes + TCP_IP_HEADER_BYTES,
+        E2eKind::Udp => s.e2e.udp_packet_bytes,
+    };
+    TunnelConfig {
+        scheduler: t.scheduler,
+        cc: t.cc,
+        path_costs: s.paths.iter().map(|p| p.cost).collect(),
+        sched_queue_pkts: t.sched_queue_pkts as usize,
+        header_bytes: t.header_bytes,
+        mss_bytes: (largest_inner + t.header_bytes) as u64,
+        reorder: ReorderConfig {
+            kind: match t.reorder {
+                ReorderChoice::None => ReorderKind::None,
+                ReorderChoice::Static => ReorderKind::Static,
+                ReorderChoice::Adaptive => ReorderKind::Adaptive,
+            },
+            buffer_pkts: t.reorder_buffer_pkts as usize,
+            static_wait: ms(t.static_wait_ms),
+            margin: ms(t.reorder_margin_ms),
+            new_sample_weight: t.reorder_weight,
+        },
+        feedback_every_pkts: t.feedback_every_pkts,
+        feedback_max_delay: ms(t.feedback_max_delay_ms),
+        ..TunnelConfig::default()
+    }
+}
+
+/// The world a scenario describes; `baseline` drops the tunnel and keeps path 1 only.
+pub fn world_config(s: &Scenario, baseline: bool) -> WorldConfig {
+    let framing = s.sim.framing_bytes;
+    let sl = &s.server_link;
+    let app = match s.e2e.kind {
+        E2eKind::Tcp => AppConfig::Tcp {
+            tcp: TcpConfig {
+                mss_bytes: s.e2e.mss_bytes,
+                initial_window_pkts: s.e2e.initial_window_pkts,
+                rwnd_bytes: s.e2e.rwnd_bytes,
+                min_rto: ms(s.e2e.min_rto_ms),
+                delayed_ack: s.e2e.delayed_ack,
+                delack_segments: s.e2e.delack_segments,
+                delack_timeout: ms(s.e2e.delack_timeout_ms),
+                total_bytes: s.e2e.bytes,
+            },
+            cc: s.e2e.cc,
+        },
+        E2eKind::Udp => AppConfig::Udp {
+            packet_bytes: s.e2e.udp_packet_bytes,
+            rate_bytes_per_s: mbps_to_bytes_per_s(s.e2e.udp_rate_mbps.unwrap_or(sl.rate_mbps)),
+            // The budget counts payload; each datagram carries packet_bytes - 28 of it.
+            total_bytes: s
+                .e2e
+                .bytes
+                .div_ceil((s.e2e.udp_packet_bytes - UDP_IP_HEADER_BYTES) as u64)
+                * s.e2e.udp_packet_bytes as u64,
+        },
+    };
+    WorldConfig {
+        server_downlink: link(sl.rtt_ms, sl.rate_mbps, sl.buffer_pkts, framing, 0.0),
+        server_uplink: link(sl.rtt_ms, sl.rate_mbps, sl.buffer_pkts, framing, 0.0),
+        path_names: s.paths.iter().map(|p| p.name.clone()).collect(),
+        paths: s
+            .paths
+            .iter()
+            .map(|p| {
+                (
+                    link(p.rtt_ms, p.rate_mbps, p.buffer_pkts, framing, p.loss),
+                    link(p.rtt_ms, p.uplink_rate_mbps, p.uplink_buffer_pkts, framing, 0.0),
+                )
+            })
+            .collect(),
+        tunnel: (!baseline).then(|| tunnel_config(s)),
+        app,
+        seed: s.seed,
+        max_time: Duration::from_secs_f64(s.sim.max_time_s),
+        sample_interval: ms(s.sim.sample_interval_ms),
+        bin: ms(s.sim.bin_ms),
+    }
+}
+
+/// Runs a scenario (with the tunnel, or the single-path baseline).
+pub fn run(s: &Scenario, baseline: bool) -> Result<RunOutput, SimError> {
+    let cfg = world_config(s, baseline);
+    if let Some(t) = &cfg.tunnel {
+        t.validate()?;
+    }
+    let wall = WallInstant::now();
+    let out = World::new(&cfg).run();
+    let wall_s = wall.elapsed().as_secs_f64();
+    check_accounting(&out)?;
+    let total = match s.e2e.kind {
+        E2eKind::Tcp => s.e2e.bytes,
+        E2eKind::Udp => 0,
+    };
+    let Some(done_at) = out.done_at else {
+        return Err(SimError::Incomplete {
+            max_time_s: s.sim.max_time_s,
+            delivered: out.app_bytes,
+            total,
+        });
+    };
+    Ok(report(s, &cfg, out, done_at.as_secs_f64(), wall_s))
+}
+
+/// Runs the scenario and its baseline, and fills in `baseline_dlct_s` and `relative_dlct`.
+pub fn run_with_baseline(s: &Scenario) -> Result<RunOutput, SimError> {
+    let mut out = run(s, false)?;
+    let base = run(s, true)?;
+    out.report.baseline_dlct_s = Some(base.report.dlct_s);
+    out.report.relative_dlct = Some(out.report.dlct_s / base.report.dlct_s);
+    out.report.wall_s += base.report.wall_s;
+    Ok(out)
+}
+
+/// Every packet that entered the tunnel was delivered, dropped in a named queue, or is still
+/// in flight.
+fn check_accounting(out: &Outcome) -> Result<(), SimError> {
+    for (dir, name) in [(0, "downlink"), (1, "uplink")] {
+        let a = out.account[dir];
+        let accounted =
+            a.delivered + a.sched_drops + a.link_drops + a.reorder_drops + out.in_flight[dir];
+        if accounted != a.entered {
+            return Err(SimError::Accounting {
+                direction: name,
+                entered: a.entered,
+                delivered: a.delivered,
+                sched_drops: a.sched_drops,
+                link_drops: a.link_drops,
+                reorder_drops: a.reorder_drops,
+                in_flight: out.in_flight[dir],
+            });
+        }
+    }
+    Ok(())
+}
+
+fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f64) -> RunOutput {
+    let total_path_bytes: u64 = out.path_bytes.iter().sum();
+    let n = out.path_bytes.len();
+    let paths = (0..n)
+        .map(|i| {
+            let srtt = out.path_srtt_ms[i].mean_max();
+            PathReport {
+                name: cfg.path_names[i].clone(),
+                bytes: out.path_bytes[i],
+                share: if total_path_bytes > 0 {
+                    out.path_bytes[i] as f64 / total_path_bytes as f64
+                } else {
+                    0.0
+                },
+                mean_mbps: out.path_frame_bytes[i] as f64 * 8.0 / dlct_s / 1e6,
+                srtt_ms_mean: srtt.mean,
+                srtt_ms_max: srtt.max,
+                drops: out.path_drops[i],
+                packets_sent: out.path_sent_pkts[i],
+                packets_lost_detected: out.path_lost_pkts[i],
+            }
+        })
+        .collect();
+    let report = Report {
+        dlct_s,
+        goodput_mbps: out.app_bytes as f64 * 8.0 / dlct_s / 1e6,
+        paths,
+        drops: Drops {
+            scheduler: out.account[0].sched_drops + out.account[1].sched_drops,
+            bottleneck: out.path_drops.clone(),
+            uplink: out.uplink_drops.clone(),
+            server_link: out.server_link_drops,
+            reorder: out.account[0].reorder_drops + out.account[1].reorder_drops,
+        },
+        protocol_delay_ms: out.protocol_delay_ms.mean_max(),
+        hol_ms: out.hol_ms.mean_max(),
+        e2e: E2eReport {
+            kind: match s.e2e.kind {
+                E2eKind::Tcp => "tcp".into(),
+                E2eKind::Udp => "udp".into(),
+            },
+            cc: s.e2e.cc.as_str().into(),
+            bytes_delivered: out.app_bytes,
+            retransmissions: out.retransmissions,
+            rto_count: out.rto_count,
+            srtt_ms_mean: out.e2e_srtt_ms.mean_max().mean,
+        },
+        reorder: ReorderReport {
+            released_on_timeout: out.reorder.released_on_timeout,
+            released_on_overflow: out.reorder.released_on_overflow,
+            late: out.reorder.late,
+            skipped_seqs: out.reorder.skipped_seqs,
+            wait_limit_ms_mean: out.wait_limit_ms.mean_max().mean,
+        },
+        events: out.events,
+        simulated_packets: out.simulated_packets,
+        wall_s,
+        baseline_dlct_s: None,
+        relative_dlct: None,
+    };
+    RunOutput { report, series: out.series }
+}

@@ -1,0 +1,426 @@
+//! Scenarios: everything one simulation run needs, as plain serde structs.
+//!
+//! [`Scenario::default()`] is the default configuration of seed 000 (Pieska et al., "Performance
+//! Impact of Nested Congestion Control on Transport-Layer Multipath Tunneling", Table 1) plus
+//! the choices Table 1 leaves open, each documented on its field. `scenarios/default.toml`
+//! writes every field out with the same values; a test keeps the two equal.
+//!
+//! # Loading
+//! [`Scenario::load`] and [`Scenario::from_toml_str`] run one pipeline:
+//! 1. parse the TOML and lay it over the defaults (a file may be partial: a missing field keeps
+//!    its Table 1 value). A file's `paths` array **replaces** the default two paths entirely; a
+//!    field missing from one of its `[[paths]]` entries takes [`PathConfig::default()`]
+//!    (Table 1's path 1, WiFi), so entries should at least set their `name`;
+//! 2. apply each `--set dotted.key=value` override in order ([`overrides`]);
+//! 3. deserialize with `deny_unknown_fields`, reporting the full dotted key of any unknown field,
+//!    wrong type or unknown algorithm name;
+//! 4. [`Scenario::resolved`]: validate, apply the Table 2 scenario keys ([`keys`]) in their
+//!    canonical order (RTT, placement, buffer, AQM), validate again.
+//!
+//! Keys are applied after overrides, so a key wins over an override of the fields it sets, and
+//! placement keys split the E2E RTT `server_link.rtt_ms + paths.0.rtt_ms` as overridden.
+//! [`Scenario::to_toml_string`] writes the resolved scenario with its keys; key application is
+//! idempotent (placement arithmetic is done in integer nanoseconds), so the written file loads
+//! back to an equal scenario.
+
+mod de;
+pub mod error;
+pub mod keys;
+pub mod overrides;
+mod validate;
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use braid_core::cc::{CcAlgorithm, TunnelCc, UnknownName};
+use braid_core::sched::SchedulerKind;
+use braid_core::wire::DATA_HEADER_LEN;
+use serde::{Deserialize, Serialize};
+
+pub use error::ScenarioError;
+pub use keys::ScenarioKey;
+
+/// Outer IPv4 header, bytes (RFC 791, no options).
+const IPV4_HEADER_BYTES: u32 = 20;
+/// Outer UDP header, bytes (RFC 768).
+const UDP_HEADER_BYTES: u32 = 8;
+
+/// One simulation run: topology, tunnel, end-to-end traffic and simulator settings.
+///
+/// Server --(`server_link`)-- Proxy ==(`paths[0]`, `paths[1]`, ...)==> UE (seed 000, Figure 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Scenario {
+    /// Table 2 scenario keys, e.g. `["SHORT", "NEAR"]`. A file may also write `"SHORT+NEAR"`.
+    /// After resolution the list holds the canonical names in application order.
+    #[serde(deserialize_with = "de::keys")]
+    pub keys: Vec<String>,
+    /// Seed of every random choice in the run (loss draws, tie-breaking jitter).
+    pub seed: u64,
+    /// Link between the server and the tunnel proxy (not a bottleneck).
+    pub server_link: LinkConfig,
+    /// Tunnel paths from the proxy to the UE, in order; path 1 of the paper is `paths[0]`.
+    pub paths: Vec<PathConfig>,
+    pub tunnel: TunnelConfig,
+    pub e2e: E2eConfig,
+    pub sim: SimConfig,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            keys: Vec::new(),
+            seed: 1,
+            server_link: LinkConfig::default(),
+            paths: vec![PathConfig::default(), PathConfig::cellular()],
+            tunnel: TunnelConfig::default(),
+            e2e: E2eConfig::default(),
+            sim: SimConfig::default(),
+        }
+    }
+}
+
+/// The server link: a propagation delay and a rate well above the paths'.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Round-trip propagation delay, ms. Table 1: server link RTT 20 ms.
+    pub rtt_ms: f64,
+    /// Rate in both directions, Mbit/s. Table 1 gives none; the paper's Mininet server link is
+    /// not a bottleneck, so we use 1000 Mbit/s (10x the two paths together).
+    pub rate_mbps: f64,
+    /// FIFO buffer in each direction, packets. Our choice: large enough never to drop at
+    /// 1000 Mbit/s behind 100 Mbit/s of paths.
+    pub buffer_pkts: u32,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig { rtt_ms: 20.0, rate_mbps: 1000.0, buffer_pkts: 1000 }
+    }
+}
+
+/// One tunnel path between the proxy and the UE. The downlink (proxy to UE) has the bottleneck
+/// buffer of the access point or cell tower; the uplink carries feedback and E2E ACKs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PathConfig {
+    /// Unique name, used in traces ("wifi", "cellular").
+    pub name: String,
+    /// Round-trip propagation delay, ms. Table 1: path 1 20 ms, path 2 40 ms.
+    pub rtt_ms: f64,
+    /// Downlink bottleneck rate, Mbit/s. Table 1: 50 Mbps.
+    pub rate_mbps: f64,
+    /// Downlink bottleneck FIFO, packets. Table 1: MAC buffer 500 pkt (the BDP at 100 ms).
+    pub buffer_pkts: u32,
+    /// Scheduler cost; CPF prefers the lowest (seed 000 section 2.3: WiFi before cellular).
+    pub cost: u32,
+    /// Uplink rate, Mbit/s. Table 1 gives one bandwidth per path; we use it in both directions.
+    pub uplink_rate_mbps: f64,
+    /// Uplink FIFO, packets; same as the downlink buffer.
+    pub uplink_buffer_pkts: u32,
+    /// Bernoulli drop probability at the downlink bottleneck. Table 1: drop rate 0%.
+    pub loss: f64,
+}
+
+impl Default for PathConfig {
+    /// Table 1's path 1 (WiFi).
+    fn default() -> Self {
+        PathConfig {
+            name: "wifi".to_string(),
+            rtt_ms: 20.0,
+            rate_mbps: 50.0,
+            buffer_pkts: 500,
+            cost: 1,
+            uplink_rate_mbps: 50.0,
+            uplink_buffer_pkts: 500,
+            loss: 0.0,
+        }
+    }
+}
+
+impl PathConfig {
+    /// Table 1's path 2 (cellular): as path 1 with a 40 ms RTT and a higher cost.
+    pub fn cellular() -> Self {
+        PathConfig { name: "cellular".to_string(), rtt_ms: 40.0, cost: 2, ..PathConfig::default() }
+    }
+}
+
+/// The tunnel: scheduler, per-path congestion control and receiver reordering.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TunnelConfig {
+    /// Table 1: scheduler CPF.
+    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
+    pub scheduler: SchedulerKind,
+    /// Tunnel congestion control. Table 1 does not fix it (the paper sweeps NewReno, BBR,
+    /// BBRv2, CCID2, CCID5); we default to BBR, the best performer of section 5.
+    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
+    pub cc: TunnelCc,
+    /// Table 1: reordering adaptive.
+    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
+    pub reorder: ReorderChoice,
+    /// Table 1: scheduler buffer 1500 pkt (three times the bottleneck buffer).
+    pub sched_queue_pkts: u32,
+    /// Table 1: reorder buffer 1500 pkt.
+    pub reorder_buffer_pkts: u32,
+    /// Weight of each new RTT sample in the receiver's moving average. Table 1: 95%.
+    pub reorder_weight: f64,
+    /// Margin added to the adaptive reorder wait, ms. Table 1: added margin 10 ms (the text of
+    /// section 4 says 5 ms; we follow the table).
+    pub reorder_margin_ms: f64,
+    /// Fixed wait of the static reordering policy, ms. Our choice: 50 ms.
+    pub static_wait_ms: f64,
+    /// The receiver sends feedback after this many data packets (TCP's every-other-packet ACK).
+    pub feedback_every_pkts: u32,
+    /// ... or when this much time has passed since the first unacknowledged packet, ms.
+    pub feedback_max_delay_ms: f64,
+    /// Bytes the tunnel adds to each E2E packet: outer IPv4 (20) + UDP (8) + braid data
+    /// header (32).
+    pub header_bytes: u32,
+}
+
+impl Default for TunnelConfig {
+    fn default() -> Self {
+        TunnelConfig {
+            scheduler: SchedulerKind::Cpf,
+            cc: TunnelCc::Bbr,
+            reorder: ReorderChoice::Adaptive,
+            sched_queue_pkts: 1500,
+            reorder_buffer_pkts: 1500,
+            reorder_weight: 0.95,
+            reorder_margin_ms: 10.0,
+            static_wait_ms: 50.0,
+            feedback_every_pkts: 2,
+            feedback_max_delay_ms: 1.0,
+            header_bytes: IPV4_HEADER_BYTES + UDP_HEADER_BYTES + DATA_HEADER_LEN as u32,
+        }
+    }
+}
+
+/// The end-to-end traffic: a greedy TCP download or a constant-rate UDP flow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct E2eConfig {
+    /// Section 4: a greedy TCP download.
+    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
+    pub kind: E2eKind,
+    /// Server congestion control. Section 4 uses Cubic and BBR; we default to Cubic (Linux's).
+    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
+    pub cc: CcAlgorithm,
+    /// Bytes to transfer. Section 4: a 300 MB download.
+    pub bytes: u64,
+    /// TCP payload per segment, bytes (1500-byte MTU minus IPv4, TCP and timestamps).
+    pub mss_bytes: u32,
+    /// RFC 6928: 10 segments.
+    pub initial_window_pkts: u32,
+    /// Receive window, bytes. Linux's default `tcp_rmem` maximum is 6 MiB.
+    pub rwnd_bytes: u64,
+    /// RFC 6298 recommends 1 s; Linux uses 200 ms (`TCP_RTO_MIN`), as the paper's hosts did.
+    pub min_rto_ms: f64,
+    /// RFC 1122 / RFC 5681 section 4.2 delayed ACKs.
+    pub delayed_ack: bool,
+    /// ACK at least every this many full segments (RFC 5681: 2).
+    pub delack_segments: u32,
+    /// Delayed-ACK timer, ms (Linux `TCP_DELACK_MIN`: 40 ms).
+    pub delack_timeout_ms: f64,
+    /// UDP sending rate, Mbit/s; unset means the server link rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp_rate_mbps: Option<f64>,
+    /// UDP datagram size on the wire (IP packet), bytes.
+    pub udp_packet_bytes: u32,
+}
+
+impl Default for E2eConfig {
+    fn default() -> Self {
+        E2eConfig {
+            kind: E2eKind::Tcp,
+            cc: CcAlgorithm::Cubic,
+            bytes: 300_000_000,
+            mss_bytes: 1448,
+            initial_window_pkts: 10,
+            rwnd_bytes: 6 * 1024 * 1024,
+            min_rto_ms: 200.0,
+            delayed_ack: true,
+            delack_segments: 2,
+            delack_timeout_ms: 40.0,
+            udp_rate_mbps: None,
+            udp_packet_bytes: 1500,
+        }
+    }
+}
+
+/// Simulator settings that do not change the modelled network.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimConfig {
+    /// Stop the run after this much simulated time, s, finished or not.
+    pub max_time_s: f64,
+    /// Interval of the cwnd / queue traces, ms.
+    pub sample_interval_ms: f64,
+    /// Bin width of the throughput series, ms.
+    pub bin_ms: f64,
+    /// Link-layer bytes counted on every link per packet: an Ethernet header (14), as htb counts
+    /// 1514-byte frames on the emulation testbed (DESIGN.md section 7).
+    pub framing_bytes: u32,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig { max_time_s: 3600.0, sample_interval_ms: 10.0, bin_ms: 100.0, framing_bytes: 14 }
+    }
+}
+
+/// Receiver reordering policy as configs spell it (`tunnel.reorder`). Mapped by the caller onto
+/// the core's reorder module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReorderChoice {
+    /// Release packets in arrival order.
+    None,
+    /// Hold out-of-order packets for a fixed wait (`tunnel.static_wait_ms`).
+    Static,
+    /// Hold them for the estimated path delay difference plus a margin (seed 000 section 3).
+    Adaptive,
+}
+
+impl ReorderChoice {
+    pub const NAMES: &'static [&'static str] = &["none", "static", "adaptive"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReorderChoice::None => "none",
+            ReorderChoice::Static => "static",
+            ReorderChoice::Adaptive => "adaptive",
+        }
+    }
+}
+
+impl FromStr for ReorderChoice {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "none" => Ok(ReorderChoice::None),
+            "static" => Ok(ReorderChoice::Static),
+            "adaptive" => Ok(ReorderChoice::Adaptive),
+            _ => Err(UnknownName {
+                what: "reorder policy",
+                given: s.to_string(),
+                allowed: Self::NAMES,
+            }),
+        }
+    }
+}
+
+impl fmt::Display for ReorderChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The end-to-end flow type (`e2e.kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum E2eKind {
+    /// A greedy TCP download of `e2e.bytes`.
+    Tcp,
+    /// A constant-rate UDP flow of `e2e.bytes` at `e2e.udp_rate_mbps`.
+    Udp,
+}
+
+impl E2eKind {
+    pub const NAMES: &'static [&'static str] = &["tcp", "udp"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            E2eKind::Tcp => "tcp",
+            E2eKind::Udp => "udp",
+        }
+    }
+}
+
+impl FromStr for E2eKind {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tcp" => Ok(E2eKind::Tcp),
+            "udp" => Ok(E2eKind::Udp),
+            _ => Err(UnknownName {
+                what: "e2e traffic kind",
+                given: s.to_string(),
+                allowed: Self::NAMES,
+            }),
+        }
+    }
+}
+
+impl fmt::Display for E2eKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Scenario {
+    /// Loads a scenario file, applies `--set` overrides and resolves it (see the module docs).
+    pub fn load(path: impl AsRef<Path>, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ScenarioError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+        Self::from_toml_source(&text, Some(path), overrides)
+    }
+
+    /// Parses scenario TOML, applies `--set` overrides and resolves it (see the module docs).
+    pub fn from_toml_str(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        Self::from_toml_source(text, None, overrides)
+    }
+
+    fn from_toml_source(
+        text: &str,
+        file: Option<&Path>,
+        overrides: &[String],
+    ) -> Result<Scenario, ScenarioError> {
+        let file_table: toml::Table =
+            text.parse().map_err(|e: toml::de::Error| ScenarioError::Syntax {
+                file: file.map(Path::to_path_buf),
+                message: e.to_string().trim_end().to_string(),
+            })?;
+        let mut table = de::defaults_table()?;
+        de::merge(&mut table, file_table);
+        for spec in overrides {
+            overrides::apply(&mut table, spec)?;
+        }
+        de::scenario_from_table(table)?.resolved()
+    }
+
+    /// Validates, applies the scenario keys, and validates the result. Use this after building
+    /// or editing a scenario in code; the loaders call it.
+    pub fn resolved(mut self) -> Result<Scenario, ScenarioError> {
+        self.validate()?;
+        keys::apply(&mut self)?;
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// Checks every field against its allowed range; the error names the first offending field
+    /// (dotted, e.g. `paths.1.rate_mbps`) and the range.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        validate::scenario(self)
+    }
+
+    /// The scenario as TOML, every field written out; loads back to an equal scenario.
+    pub fn to_toml_string(&self) -> Result<String, ScenarioError> {
+        toml::to_string(self).map_err(|e| ScenarioError::Serialize { message: e.to_string() })
+    }
+
+    /// E2E round-trip propagation delay over path 1, ms (Table 2's n).
+    pub fn e2e_rtt_ms(&self) -> f64 {
+        self.server_link.rtt_ms + self.paths.first().map_or(0.0, |p| p.rtt_ms)
+    }
+
+    /// The UDP sending rate, Mbit/s: `e2e.udp_rate_mbps`, or the server link rate when unset.
+    pub fn udp_rate_mbps(&self) -> f64 {
+        self.e2e.udp_rate_mbps.unwrap_or(self.server_link.rate_mbps)
+    }
+}
+
+#[cfg(test)]
+mod tests;

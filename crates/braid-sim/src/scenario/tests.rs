@@ -1,0 +1,324 @@
+//! Tests of the loading pipeline: files, overrides, keys, errors, round trips.
+
+use super::*;
+use proptest::prelude::*;
+
+const DEFAULT_TOML: &str = include_str!("../../../../scenarios/default.toml");
+const UDP_TOML: &str = include_str!("../../../../scenarios/udp.toml");
+const SINGLE_PATH_TOML: &str = include_str!("../../../../scenarios/single-path.toml");
+const SHORT_NEAR_CCID5_TOML: &str = include_str!("../../../../scenarios/short-near-ccid5.toml");
+
+fn sets(overrides: &[&str]) -> Vec<String> {
+    overrides.iter().map(|s| s.to_string()).collect()
+}
+
+fn load(text: &str, overrides: &[&str]) -> Result<Scenario, ScenarioError> {
+    Scenario::from_toml_str(text, &sets(overrides))
+}
+
+#[test]
+fn defaults_are_table_1() {
+    let s = Scenario::default();
+    assert_eq!(s.seed, 1);
+    assert!(s.keys.is_empty());
+    assert_eq!(s.server_link.rtt_ms, 20.0);
+    assert_eq!(s.paths.len(), 2);
+    let (wifi, cell) = (&s.paths[0], &s.paths[1]);
+    assert_eq!((wifi.name.as_str(), wifi.rtt_ms, wifi.cost), ("wifi", 20.0, 1));
+    assert_eq!((cell.name.as_str(), cell.rtt_ms, cell.cost), ("cellular", 40.0, 2));
+    for p in &s.paths {
+        assert_eq!((p.rate_mbps, p.buffer_pkts, p.loss), (50.0, 500, 0.0));
+        assert_eq!((p.uplink_rate_mbps, p.uplink_buffer_pkts), (50.0, 500));
+    }
+    let t = &s.tunnel;
+    assert_eq!(t.scheduler, SchedulerKind::Cpf);
+    assert_eq!(t.cc, TunnelCc::Bbr);
+    assert_eq!(t.reorder, ReorderChoice::Adaptive);
+    assert_eq!((t.sched_queue_pkts, t.reorder_buffer_pkts), (1500, 1500));
+    assert_eq!((t.reorder_weight, t.reorder_margin_ms), (0.95, 10.0));
+    assert_eq!(t.header_bytes, 60);
+    let e = &s.e2e;
+    assert_eq!((e.kind, e.cc, e.bytes), (E2eKind::Tcp, CcAlgorithm::Cubic, 300_000_000));
+    assert_eq!((e.mss_bytes, e.initial_window_pkts, e.rwnd_bytes), (1448, 10, 6 << 20));
+    assert_eq!(e.udp_rate_mbps, None);
+    assert_eq!(s.udp_rate_mbps(), 1000.0);
+    assert_eq!(
+        s.sim,
+        SimConfig {
+            max_time_s: 3600.0,
+            sample_interval_ms: 10.0,
+            bin_ms: 100.0,
+            framing_bytes: 14
+        }
+    );
+    assert_eq!(s.e2e_rtt_ms(), 40.0);
+}
+
+#[test]
+fn default_toml_is_exactly_the_default() {
+    assert_eq!(load(DEFAULT_TOML, &[]).unwrap(), Scenario::default());
+    assert_eq!(load("", &[]).unwrap(), Scenario::default());
+}
+
+#[test]
+fn example_files_load() {
+    let udp = load(UDP_TOML, &[]).unwrap();
+    assert_eq!(udp.e2e.kind, E2eKind::Udp);
+    assert_eq!((udp.udp_rate_mbps(), udp.e2e.bytes), (120.0, 50_000_000));
+    assert_eq!(udp.paths, Scenario::default().paths);
+
+    let single = load(SINGLE_PATH_TOML, &[]).unwrap();
+    assert_eq!(single.paths, vec![PathConfig::default()]);
+    assert!(load(SINGLE_PATH_TOML, &["keys=BUF250"]).is_ok());
+    assert!(matches!(
+        load(SINGLE_PATH_TOML, &["keys=SHORT"]),
+        Err(ScenarioError::KeyNotApplicable { .. })
+    ));
+
+    let near = load(SHORT_NEAR_CCID5_TOML, &[]).unwrap();
+    assert_eq!(near.keys, ["SHORT", "NEAR", "BUF250"]);
+    assert_eq!(
+        (near.server_link.rtt_ms, near.paths[0].rtt_ms, near.paths[1].rtt_ms),
+        (32.0, 8.0, 28.0)
+    );
+    assert_eq!((near.tunnel.cc, near.e2e.cc), (TunnelCc::Ccid5, CcAlgorithm::Bbr));
+}
+
+#[test]
+fn partial_files_keep_defaults_and_paths_replace_the_list() {
+    let s =
+        load("[tunnel]\ncc = \"ccid2\"\n[[paths]]\nname = \"only\"\nrtt_ms = 5\n", &[]).unwrap();
+    assert_eq!(s.tunnel.cc, TunnelCc::Ccid2);
+    assert_eq!(s.tunnel.scheduler, SchedulerKind::Cpf);
+    assert_eq!(
+        s.paths,
+        vec![PathConfig { name: "only".into(), rtt_ms: 5.0, ..PathConfig::default() }]
+    );
+    // Two [[paths]] entries without names both default to "wifi".
+    let err = load("[[paths]]\n[[paths]]\n", &[]).unwrap_err();
+    assert!(err.to_string().contains("paths.1.name = \"wifi\": must be unique"), "{err}");
+}
+
+#[test]
+fn keys_as_list_or_plus_string() {
+    let a = load("keys = [\"SHORT\", \"NEAR\"]", &[]).unwrap();
+    let b = load("keys = \"SHORT+NEAR\"", &[]).unwrap();
+    let c = load("", &["keys=SHORT+NEAR"]).unwrap();
+    let d = load("", &["keys=near+short"]).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+    assert_eq!(a, d);
+    assert_eq!((a.server_link.rtt_ms, a.paths[0].rtt_ms, a.paths[1].rtt_ms), (32.0, 8.0, 28.0));
+    assert_eq!(load("keys = \"\"", &[]).unwrap(), Scenario::default());
+}
+
+#[test]
+fn placement_splits_the_overridden_rtt() {
+    // n = 30 + 70 = 100 after overrides; DIST: server 20, path 1 80, path 2 100.
+    let s = load("", &["server_link.rtt_ms=30", "paths.0.rtt_ms=70", "keys=DIST"]).unwrap();
+    assert_eq!((s.server_link.rtt_ms, s.paths[0].rtt_ms, s.paths[1].rtt_ms), (20.0, 80.0, 100.0));
+    // An RTT key wins over an override of the same field.
+    let s = load("", &["server_link.rtt_ms=30", "keys=LONG"]).unwrap();
+    assert_eq!(s.server_link.rtt_ms, 40.0);
+}
+
+#[test]
+fn overrides_on_nested_fields_and_array_indices() {
+    let s = load(
+        DEFAULT_TOML,
+        &[
+            "paths.1.rtt_ms=60",
+            "paths.0.loss=0.01",
+            "tunnel.cc=ccid2",
+            "tunnel.reorder=static",
+            "e2e.udp_rate_mbps=80",
+            "e2e.delayed_ack=false",
+            "sim.bin_ms=50",
+            "seed=7",
+        ],
+    )
+    .unwrap();
+    assert_eq!((s.paths[1].rtt_ms, s.paths[0].loss), (60.0, 0.01));
+    assert_eq!((s.tunnel.cc, s.tunnel.reorder), (TunnelCc::Ccid2, ReorderChoice::Static));
+    assert_eq!((s.e2e.udp_rate_mbps, s.e2e.delayed_ack), (Some(80.0), false));
+    assert_eq!((s.sim.bin_ms, s.seed), (50.0, 7));
+    // Overrides apply to default paths even when the file has none.
+    assert_eq!(load("", &["paths.1.name=lte"]).unwrap().paths[1].name, "lte");
+    // Later overrides win.
+    assert_eq!(load("", &["seed=2", "seed=3"]).unwrap().seed, 3);
+}
+
+#[test]
+fn override_into_a_missing_path_names_the_index_and_count() {
+    let err = load(SINGLE_PATH_TOML, &["paths.1.rtt_ms=60"]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--set \"paths.1.rtt_ms=60\": index 1 is out of range: paths has 1 entries"
+    );
+    assert!(matches!(load("", &["tunnel.cc"]), Err(ScenarioError::OverrideSyntax { .. })));
+}
+
+#[test]
+fn unknown_fields_name_the_dotted_key_and_the_allowed_fields() {
+    let err = load("[tunnel]\nccc = \"bbr\"\n", &[]).unwrap_err();
+    assert!(
+        matches!(err, ScenarioError::UnknownField { ref field, .. } if field == "tunnel.ccc"),
+        "{err:?}"
+    );
+    assert!(err
+        .to_string()
+        .starts_with("unknown field tunnel.ccc; expected one of: scheduler, cc, reorder,"));
+    let err = load("", &["paths.1.rtt=60"]).unwrap_err();
+    assert!(
+        err.to_string().starts_with("unknown field paths.1.rtt; expected one of: name, rtt_ms,"),
+        "{err}"
+    );
+    let err = load("sedd = 3", &[]).unwrap_err();
+    assert!(
+        err.to_string().starts_with("unknown field sedd; expected one of: keys, seed,"),
+        "{err}"
+    );
+    let err = load("", &["e2e.foo.bar=1"]).unwrap_err();
+    assert!(err.to_string().starts_with("unknown field e2e.foo;"), "{err}");
+}
+
+#[test]
+fn misspelt_names_list_the_choices() {
+    let err = load("[tunnel]\ncc = \"bbr9\"\n", &[]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "tunnel.cc: unknown tunnel congestion control \"bbr9\"; expected one of: {}",
+            TunnelCc::NAMES.join(", ")
+        )
+    );
+    assert!(err.to_string().contains("newreno, cubic, bbr, ccid2, ccid5"), "{err}");
+    let err = load("", &["e2e.cc=reno"]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "e2e.cc: unknown congestion control \"reno\"; expected one of: {}",
+            CcAlgorithm::NAMES.join(", ")
+        )
+    );
+    let err = load("", &["tunnel.scheduler=blest"]).unwrap_err();
+    assert!(err
+        .to_string()
+        .starts_with("tunnel.scheduler: unknown scheduler \"blest\"; expected one of: cpf"));
+    let err = load("", &["tunnel.reorder=on"]).unwrap_err();
+    assert!(err.to_string().ends_with("expected one of: none, static, adaptive"), "{err}");
+    let err = load("", &["e2e.kind=quic"]).unwrap_err();
+    assert!(err.to_string().ends_with("expected one of: tcp, udp"), "{err}");
+}
+
+#[test]
+fn wrong_types_name_the_field() {
+    let err = load("[server_link]\nrtt_ms = \"fast\"\n", &[]).unwrap_err();
+    assert!(
+        matches!(err, ScenarioError::BadField { ref field, .. } if field == "server_link.rtt_ms"),
+        "{err:?}"
+    );
+    let err = load("", &["paths.0.buffer_pkts=-1"]).unwrap_err();
+    assert!(err.to_string().starts_with("paths.0.buffer_pkts: "), "{err}");
+    let err = load("paths = 3", &[]).unwrap_err();
+    assert!(err.to_string().starts_with("paths: expected an array of tables"), "{err}");
+    let err = load("", &["paths.1=3"]).unwrap_err();
+    assert!(err.to_string().starts_with("paths.1: expected a table"), "{err}");
+    let err = load("tunnel = 3", &[]).unwrap_err();
+    assert!(err.to_string().starts_with("tunnel: expected a table"), "{err}");
+    let err = load("keys = 3", &[]).unwrap_err();
+    assert!(err.to_string().starts_with("keys: "), "{err}");
+}
+
+#[test]
+fn unknown_key_and_cdl1_are_errors() {
+    let err = load("keys = \"SHORT+FAR\"", &[]).unwrap_err();
+    assert!(
+        err.to_string().contains("unknown scenario key \"FAR\"; expected one of: SHORT, LONG"),
+        "{err}"
+    );
+    let err = load("", &["keys=CDL1"]).unwrap_err();
+    assert!(err.to_string().contains("CoDel is not available yet"), "{err}");
+}
+
+#[test]
+fn validation_runs_on_loaded_scenarios() {
+    let err = load("", &["paths.0.rate_mbps=0"]).unwrap_err();
+    assert_eq!(err.to_string(), "paths.0.rate_mbps = 0: must be in (0, 100000]");
+    let err = load("", &["paths.0.rtt_ms=nan"]).unwrap_err();
+    assert!(err.to_string().starts_with("paths.0.rtt_ms = NaN"), "{err}");
+    // NaN is caught before a placement key could overwrite it.
+    let err = load("", &["server_link.rtt_ms=nan", "keys=NEAR"]).unwrap_err();
+    assert!(err.to_string().starts_with("server_link.rtt_ms = NaN"), "{err}");
+    let many: String = (0..9).map(|i| format!("[[paths]]\nname = \"p{i}\"\n")).collect();
+    let err = load(&many, &[]).unwrap_err();
+    assert!(err.to_string().contains("must have 1..=8 entries"), "{err}");
+    // A key may push a value out of range; the second validation catches it.
+    let err =
+        load("", &["server_link.rtt_ms=9000", "paths.0.rtt_ms=9000", "keys=DIST"]).unwrap_err();
+    assert!(err.to_string().starts_with("paths.0.rtt_ms = 14400"), "{err}");
+}
+
+#[test]
+fn syntax_errors_name_the_file() {
+    let err = load("[tunnel\n", &[]).unwrap_err();
+    assert!(matches!(err, ScenarioError::Syntax { file: None, .. }));
+    let dir = std::env::temp_dir().join(format!("braid-scenario-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.toml");
+    std::fs::write(&file, "seed = = 1\n").unwrap();
+    let err = Scenario::load(&file, &[]).unwrap_err();
+    assert!(
+        err.to_string().starts_with(&format!("TOML syntax error in {}", file.display())),
+        "{err}"
+    );
+    let missing = dir.join("missing.toml");
+    assert!(matches!(Scenario::load(&missing, &[]), Err(ScenarioError::Io { .. })));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn load_reads_the_scenario_folder() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    assert_eq!(Scenario::load(dir.join("default.toml"), &[]).unwrap(), Scenario::default());
+}
+
+#[test]
+fn to_toml_string_round_trips() {
+    let cases: &[&[&str]] = &[
+        &[],
+        &["keys=SHORT+NEAR+BUF250"],
+        &["keys=LONG+DIST", "paths.1.loss=0.001", "e2e.udp_rate_mbps=33.3"],
+        &["server_link.rtt_ms=13.7", "paths.0.rtt_ms=51.3", "keys=DIST+CDL0"],
+        &["server_link.rtt_ms=0.1", "paths.0.rtt_ms=0.2", "keys=NEAR"],
+        &["tunnel.cc=ccid2", "tunnel.reorder=none", "e2e.kind=udp", "seed=9223372036854775807"],
+    ];
+    for overrides in cases {
+        let s = load("", overrides).unwrap();
+        let text = s.to_toml_string().unwrap();
+        let back = load(&text, &[]).unwrap_or_else(|e| panic!("{overrides:?}: {e}\n{text}"));
+        assert_eq!(back, s, "{overrides:?}\n{text}");
+    }
+    let single = load(SINGLE_PATH_TOML, &[]).unwrap();
+    assert_eq!(load(&single.to_toml_string().unwrap(), &[]).unwrap(), single);
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_overrides_never_panic(spec in "\\PC{0,40}") {
+        let _ = load("", &[spec.as_str()]);
+    }
+
+    #[test]
+    fn structured_overrides_never_panic(
+        key in "(keys|seed|paths|paths\\.[0-9]|paths\\.[0-9]\\.(rtt_ms|name|loss)|tunnel\\.(cc|reorder)|e2e|sim\\.bin_ms|x)(\\.[a-z0-9]{0,3}){0,2}",
+        value in "(-?[0-9]{1,25}(\\.[0-9]*)?(e[0-9]{1,3})?|nan|-inf|inf|true|\"[a-z+]{0,8}\"|\\[[0-9, ]{0,6}\\]|\\{[a-z= 0-9]{0,8}\\}|[A-Z+]{0,12})",
+    ) {
+        let _ = Scenario::from_toml_str("", &[format!("{key}={value}")]);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+        let _ = load(&text, &[]);
+    }
+}

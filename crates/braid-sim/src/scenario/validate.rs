@@ -1,0 +1,235 @@
+//! `Scenario::validate`: every field against its allowed range, first offence reported with its
+//! dotted name. Ranges are generous sanity bounds, not claims about the paper; NaN fails every
+//! float check because each is written as a positive containment test.
+
+use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
+
+use super::{E2eConfig, LinkConfig, PathConfig, Scenario, ScenarioError, SimConfig, TunnelConfig};
+
+/// Propagation RTTs, ms.
+const RTT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
+/// Link rates, Mbit/s.
+const RATE_MBPS: F64Range = F64Range::open_closed(0.0, 100_000.0);
+/// Buffers and queues, packets.
+const QUEUE_PKTS: RangeInclusive<u64> = 1..=1_000_000;
+/// Margins, waits and timers, ms.
+const WAIT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
+const MAX_PATHS: usize = 8;
+/// TOML integers are signed 64-bit, so larger seeds could not be written back out.
+const MAX_SEED: u64 = i64::MAX as u64;
+
+/// An interval of floats, each end open or closed.
+#[derive(Clone, Copy)]
+struct F64Range {
+    lo: f64,
+    lo_closed: bool,
+    hi: f64,
+    hi_closed: bool,
+}
+
+impl F64Range {
+    const fn closed(lo: f64, hi: f64) -> Self {
+        F64Range { lo, lo_closed: true, hi, hi_closed: true }
+    }
+
+    const fn open_closed(lo: f64, hi: f64) -> Self {
+        F64Range { lo, lo_closed: false, hi, hi_closed: true }
+    }
+
+    fn contains(&self, v: f64) -> bool {
+        let above = if self.lo_closed { v >= self.lo } else { v > self.lo };
+        let below = if self.hi_closed { v <= self.hi } else { v < self.hi };
+        above && below
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "must be in {}{}, {}{}",
+            if self.lo_closed { '[' } else { '(' },
+            self.lo,
+            self.hi,
+            if self.hi_closed { ']' } else { ')' }
+        )
+    }
+}
+
+fn float(field: &str, value: f64, range: F64Range) -> Result<(), ScenarioError> {
+    if range.contains(value) {
+        Ok(())
+    } else {
+        Err(ScenarioError::invalid(field, value, range.describe()))
+    }
+}
+
+fn int(
+    field: &str,
+    value: impl Into<u64>,
+    range: RangeInclusive<u64>,
+) -> Result<(), ScenarioError> {
+    let value = value.into();
+    if range.contains(&value) {
+        Ok(())
+    } else {
+        Err(ScenarioError::invalid(
+            field,
+            value,
+            format!("must be in {}..={}", range.start(), range.end()),
+        ))
+    }
+}
+
+pub(super) fn scenario(s: &Scenario) -> Result<(), ScenarioError> {
+    int("seed", s.seed, 0..=MAX_SEED)?;
+    link("server_link", &s.server_link)?;
+    if !(1..=MAX_PATHS).contains(&s.paths.len()) {
+        return Err(ScenarioError::invalid(
+            "paths",
+            format!("{} entries", s.paths.len()),
+            format!("must have 1..={MAX_PATHS} entries"),
+        ));
+    }
+    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, p) in s.paths.iter().enumerate() {
+        path(&format!("paths.{i}"), p)?;
+        if let Some(first) = names.insert(&p.name, i) {
+            return Err(ScenarioError::invalid(
+                format!("paths.{i}.name"),
+                format!("{:?}", p.name),
+                format!("must be unique (paths.{first}.name is the same)"),
+            ));
+        }
+    }
+    tunnel(&s.tunnel)?;
+    e2e(&s.e2e)?;
+    sim(&s.sim)
+}
+
+fn link(prefix: &str, l: &LinkConfig) -> Result<(), ScenarioError> {
+    float(&format!("{prefix}.rtt_ms"), l.rtt_ms, RTT_MS)?;
+    float(&format!("{prefix}.rate_mbps"), l.rate_mbps, RATE_MBPS)?;
+    int(&format!("{prefix}.buffer_pkts"), l.buffer_pkts, QUEUE_PKTS)
+}
+
+fn path(prefix: &str, p: &PathConfig) -> Result<(), ScenarioError> {
+    if p.name.trim().is_empty() {
+        return Err(ScenarioError::invalid(
+            format!("{prefix}.name"),
+            format!("{:?}", p.name),
+            "must not be empty",
+        ));
+    }
+    float(&format!("{prefix}.rtt_ms"), p.rtt_ms, RTT_MS)?;
+    float(&format!("{prefix}.rate_mbps"), p.rate_mbps, RATE_MBPS)?;
+    int(&format!("{prefix}.buffer_pkts"), p.buffer_pkts, QUEUE_PKTS)?;
+    float(&format!("{prefix}.uplink_rate_mbps"), p.uplink_rate_mbps, RATE_MBPS)?;
+    int(&format!("{prefix}.uplink_buffer_pkts"), p.uplink_buffer_pkts, QUEUE_PKTS)?;
+    let loss = F64Range { lo: 0.0, lo_closed: true, hi: 1.0, hi_closed: false };
+    float(&format!("{prefix}.loss"), p.loss, loss)
+}
+
+fn tunnel(t: &TunnelConfig) -> Result<(), ScenarioError> {
+    int("tunnel.sched_queue_pkts", t.sched_queue_pkts, QUEUE_PKTS)?;
+    int("tunnel.reorder_buffer_pkts", t.reorder_buffer_pkts, QUEUE_PKTS)?;
+    float("tunnel.reorder_weight", t.reorder_weight, F64Range::open_closed(0.0, 1.0))?;
+    float("tunnel.reorder_margin_ms", t.reorder_margin_ms, WAIT_MS)?;
+    float("tunnel.static_wait_ms", t.static_wait_ms, WAIT_MS)?;
+    int("tunnel.feedback_every_pkts", t.feedback_every_pkts, 1..=64)?;
+    float("tunnel.feedback_max_delay_ms", t.feedback_max_delay_ms, WAIT_MS)?;
+    int("tunnel.header_bytes", t.header_bytes, 0..=200)
+}
+
+fn e2e(e: &E2eConfig) -> Result<(), ScenarioError> {
+    int("e2e.bytes", e.bytes, 1..=1_000_000_000_000)?;
+    int("e2e.mss_bytes", e.mss_bytes, 536..=9000)?;
+    int("e2e.initial_window_pkts", e.initial_window_pkts, 1..=1000)?;
+    // Up to 4 GiB: beyond Linux's largest scaled window (1 GiB), and within TOML's i64.
+    int("e2e.rwnd_bytes", e.rwnd_bytes, u64::from(e.mss_bytes)..=1 << 32)?;
+    float("e2e.min_rto_ms", e.min_rto_ms, F64Range::closed(1.0, 60_000.0))?;
+    int("e2e.delack_segments", e.delack_segments, 1..=64)?;
+    float("e2e.delack_timeout_ms", e.delack_timeout_ms, WAIT_MS)?;
+    if let Some(rate) = e.udp_rate_mbps {
+        float("e2e.udp_rate_mbps", rate, RATE_MBPS)?;
+    }
+    int("e2e.udp_packet_bytes", e.udp_packet_bytes, 64..=9000)
+}
+
+fn sim(s: &SimConfig) -> Result<(), ScenarioError> {
+    float("sim.max_time_s", s.max_time_s, F64Range::open_closed(0.0, 1e6))?;
+    float("sim.sample_interval_ms", s.sample_interval_ms, F64Range::closed(1.0, 60_000.0))?;
+    float("sim.bin_ms", s.bin_ms, F64Range::closed(1.0, 60_000.0))?;
+    int("sim.framing_bytes", s.framing_bytes, 0..=100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err_of(edit: impl FnOnce(&mut Scenario)) -> String {
+        let mut s = Scenario::default();
+        edit(&mut s);
+        s.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        Scenario::default().validate().unwrap();
+    }
+
+    #[test]
+    fn zero_rate_names_the_field_and_range() {
+        assert_eq!(
+            err_of(|s| s.paths[1].rate_mbps = 0.0),
+            "paths.1.rate_mbps = 0: must be in (0, 100000]"
+        );
+    }
+
+    #[test]
+    fn nan_is_rejected_everywhere() {
+        assert_eq!(
+            err_of(|s| s.server_link.rtt_ms = f64::NAN),
+            "server_link.rtt_ms = NaN: must be in [0, 10000]"
+        );
+        assert!(err_of(|s| s.paths[0].loss = f64::NAN).starts_with("paths.0.loss = NaN"));
+        assert!(err_of(|s| s.tunnel.reorder_weight = f64::NAN)
+            .starts_with("tunnel.reorder_weight = NaN"));
+        assert!(
+            err_of(|s| s.e2e.udp_rate_mbps = Some(f64::NAN)).starts_with("e2e.udp_rate_mbps = NaN")
+        );
+        assert!(err_of(|s| s.sim.bin_ms = f64::INFINITY).starts_with("sim.bin_ms = inf"));
+    }
+
+    #[test]
+    fn path_count_and_names() {
+        assert_eq!(
+            err_of(|s| s.paths = vec![PathConfig::default(); 9]),
+            "paths = 9 entries: must have 1..=8 entries"
+        );
+        assert!(err_of(|s| s.paths.clear()).starts_with("paths = 0 entries"));
+        assert_eq!(
+            err_of(|s| s.paths[1].name = "wifi".into()),
+            "paths.1.name = \"wifi\": must be unique (paths.0.name is the same)"
+        );
+    }
+
+    #[test]
+    fn ranges_at_their_edges() {
+        assert!(
+            err_of(|s| s.paths[0].loss = 1.0).starts_with("paths.0.loss = 1: must be in [0, 1)")
+        );
+        assert!(err_of(|s| s.tunnel.reorder_weight = 0.0).contains("must be in (0, 1]"));
+        assert!(err_of(|s| s.e2e.mss_bytes = 535)
+            .contains("e2e.mss_bytes = 535: must be in 536..=9000"));
+        assert!(err_of(|s| s.e2e.rwnd_bytes = 1000)
+            .contains("e2e.rwnd_bytes = 1000: must be in 1448..="));
+        assert!(err_of(|s| s.tunnel.feedback_every_pkts = 0).contains("1..=64"));
+        assert!(err_of(|s| s.sim.framing_bytes = 101).contains("sim.framing_bytes"));
+        assert!(err_of(|s| s.seed = u64::MAX).starts_with("seed = 18446744073709551615"));
+        let mut s = Scenario::default();
+        s.paths[0].loss = 0.999;
+        s.paths[1].rtt_ms = 0.0;
+        s.tunnel.reorder_weight = 1.0;
+        s.e2e.udp_rate_mbps = Some(100_000.0);
+        s.validate().unwrap();
+    }
+}

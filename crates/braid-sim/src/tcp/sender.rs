@@ -1,0 +1,577 @@
+//! The data sender of a greedy download: sends while the window allows, processes ACKs, detects
+//! losses with RACK-TLP, runs the retransmission timer and paces when the controller asks to.
+//!
+//! # Sending (RFC 6675 section 5, RFC 5681, Linux `tcp_write_xmit`)
+//! A segment may leave when `pipe + len <= cwnd` (or nothing is in the pipe, so a window below
+//! one segment cannot stall the connection) and, for new data, when it lies within
+//! `snd_una + rwnd_bytes`. Segments marked lost are retransmitted first, lowest first (RFC 6675
+//! NextSeg() rule 1, with RACK deciding "lost"), then new data (rule 2). There is no PRR: in
+//! recovery the window is whatever the controller sets.
+//!
+//! # Pacing (Linux `tcp_update_skb_after_send`, `tcp_pacing_check`)
+//! When the controller returns a pacing rate, each departure pushes the next release time
+//! forward by `len / rate`, where `len` is the payload (Linux `skb->len`, the same unit the
+//! controller is charged in). After an idle period up to half of that spacing is forgiven, as
+//! Linux's `credit` does. The first [`PACING_EXEMPT_SEGMENTS`] data segments are not paced
+//! (Linux: `tp->data_segs_out >= 10`). `poll_timeout` exposes the release time while a segment
+//! is waiting for it.
+//!
+//! # ACK processing (call order of `braid_core::cc`)
+//! 1. the cumulative ACK removes segments from the scoreboard; SACK blocks, sorted ascending,
+//!    mark new segments SACKed (only the parts not already SACKed are visited);
+//! 2. each newly delivered segment feeds the delivery-rate estimator and RACK; the RTT sample is
+//!    taken from the most recently sent newly delivered segment that was never retransmitted
+//!    (Karn's algorithm, RFC 6298 section 3; Linux's `ca_rtt_us`);
+//! 3. recovery ends once `snd_una` reaches the recovery point (RFC 6675 section 5);
+//! 4. RACK declares losses (RFC 8985 section 6.2); the first loss outside recovery starts a
+//!    recovery episode whose point is `snd_nxt`. Every batch of new losses is reported through
+//!    `on_congestion_event` (the controllers ignore repeats from the same episode by comparing
+//!    `largest_lost_sent_time` with their recovery start), then `on_ack` reports the ACK.
+//!
+//! # Timers
+//! - RTO (RFC 6298 section 5): started when data leaves and none is outstanding, restarted when
+//!   an ACK advances `snd_una`, doubled on every expiry (section 5.5) and reset to the estimator's
+//!   value when new data is acknowledged. On expiry everything outstanding and not SACKed is
+//!   lost (Linux `tcp_enter_loss`), the controller is told (`on_rto`), and retransmission starts
+//!   from `snd_una`. As in Linux (`tcp_xmit_retransmit_queue`), retransmitting `snd_una` during
+//!   fast recovery restarts the timer, so a long recovery is not cut short by a spurious RTO.
+//! - RACK reordering timer (RFC 8985 section 6.3).
+//! - TLP (RFC 8985 section 7): armed after new data leaves or `snd_una` advances, outside
+//!   recovery and while nothing is SACKed (Linux: only in the Open state), PTO = 2 SRTT (+200 ms
+//!   with one segment in flight), capped by the RTO. The probe is one new segment if the
+//!   receive window allows, else the last segment sent; it ignores the congestion window (Linux
+//!   `push_one = 2`). One probe per episode.
+//! - pacing release time, while a paced segment waits.
+
+use std::time::Duration;
+
+use braid_core::cc::{AckEvent, CcMetrics, CongestionEvent, Controller};
+use braid_core::path::rtt::MAX_RTO;
+use braid_core::path::{DeliveryRateEstimator, RttEstimator};
+use braid_core::time::{duration_nanos, transmission_time, Instant};
+
+use super::rack::{LossBatch, Rack, Tlp, TlpAckOutcome};
+use super::scoreboard::{Scoreboard, SegState};
+use super::{Ack, SackBlock, Segment, TcpConfig, MAX_SACK_BLOCKS};
+
+/// Linux `tcp_update_skb_after_send`: the first data segments leave unpaced (`data_segs_out >=
+/// 10` before pacing applies), so the initial window goes out as one burst.
+pub const PACING_EXEMPT_SEGMENTS: u64 = 10;
+/// RFC 6298 section 5.5 doubles the RTO per expiry; with a 200 ms floor, 2^9 already exceeds
+/// the 60 s cap (`MAX_RTO`), so the exponent stops growing here.
+pub const MAX_RTO_BACKOFF_EXPONENT: u32 = 10;
+
+/// Loss-recovery state (Linux `icsk_ca_state`, reduced to what the model needs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Recovery {
+    Open,
+    /// Fast recovery after RACK-detected loss, until `snd_una` reaches `point` (RFC 6675).
+    Fast {
+        point: u64,
+    },
+    /// After an RTO, until `snd_una` reaches `point` (Linux `TCP_CA_Loss`).
+    Rto {
+        point: u64,
+    },
+}
+
+/// A snapshot of the sender, for traces and scenario results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpSenderMetrics {
+    pub cwnd_bytes: u64,
+    /// RFC 6675 pipe, payload bytes.
+    pub in_flight_bytes: u64,
+    /// Payload bytes between `snd_una` and `snd_nxt`, SACKed and lost ones included.
+    pub outstanding_bytes: u64,
+    /// Payload bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+    pub srtt: Option<Duration>,
+    pub min_rtt: Option<Duration>,
+    /// Current retransmission timeout, backoff included.
+    pub rto: Duration,
+    pub pacing_rate_bytes_per_s: Option<u64>,
+    /// Data segments transmitted, retransmissions included.
+    pub segments_sent: u64,
+    /// Retransmitted segments (RACK, RTO and TLP retransmissions).
+    pub retransmissions: u64,
+    /// Segments declared lost (RACK and RTO).
+    pub lost_segments: u64,
+    pub rto_count: u64,
+    pub tlp_count: u64,
+    /// Fast-recovery episodes entered, plus losses repaired by a TLP retransmission.
+    pub congestion_events: u64,
+    pub in_recovery: bool,
+    pub reordering_seen: bool,
+    pub cc: CcMetrics,
+}
+
+/// What one ACK delivered, accumulated while walking the newly delivered segments.
+#[derive(Clone, Copy, Debug, Default)]
+struct Delivered {
+    bytes: u64,
+    /// Most recently sent newly delivered segment: (sent time, seq, sent while app-limited).
+    newest: Option<(Instant, u64, bool)>,
+    /// Send time of the most recently sent newly delivered segment never retransmitted.
+    rtt_sent_time: Option<Instant>,
+}
+
+/// The sending end of a greedy download.
+#[derive(Debug)]
+pub struct TcpSender {
+    config: TcpConfig,
+    total_segments: u64,
+    cc: Box<dyn Controller>,
+    board: Scoreboard,
+    rack: Rack,
+    tlp: Tlp,
+    rtt: RttEstimator,
+    rate: DeliveryRateEstimator,
+    recovery: Recovery,
+    rto_deadline: Option<Instant>,
+    rto_backoff: u32,
+    reo_deadline: Option<Instant>,
+    /// Earliest departure of the next paced segment (Linux `tcp_wstamp_ns`).
+    next_send_time: Instant,
+    /// The last `poll_transmit` held a sendable segment back for pacing.
+    pacing_blocked: bool,
+    segments_sent: u64,
+    retransmissions: u64,
+    lost_segments: u64,
+    rto_count: u64,
+    tlp_count: u64,
+    congestion_events: u64,
+}
+
+impl TcpSender {
+    pub fn new(config: TcpConfig, cc: Box<dyn Controller>) -> Self {
+        let window = config.window_segments();
+        TcpSender {
+            config,
+            total_segments: config.total_segments(),
+            cc,
+            board: Scoreboard::new(window),
+            rack: Rack::new(window),
+            tlp: Tlp::default(),
+            rtt: RttEstimator::new(config.min_rto),
+            rate: DeliveryRateEstimator::new(),
+            recovery: Recovery::Open,
+            rto_deadline: None,
+            rto_backoff: 0,
+            reo_deadline: None,
+            next_send_time: Instant::ZERO,
+            pacing_blocked: false,
+            segments_sent: 0,
+            retransmissions: 0,
+            lost_segments: 0,
+            rto_count: 0,
+            tlp_count: 0,
+            congestion_events: 0,
+        }
+    }
+
+    /// Every byte has been cumulatively acknowledged.
+    pub fn is_complete(&self) -> bool {
+        self.board.una() >= self.total_segments
+    }
+
+    pub fn config(&self) -> &TcpConfig {
+        &self.config
+    }
+
+    /// The congestion controller, for traces.
+    pub fn controller(&self) -> &dyn Controller {
+        self.cc.as_ref()
+    }
+
+    pub fn metrics(&self) -> TcpSenderMetrics {
+        TcpSenderMetrics {
+            cwnd_bytes: self.cc.cwnd_bytes(),
+            in_flight_bytes: self.board.pipe(),
+            outstanding_bytes: self.board.outstanding_bytes(),
+            bytes_acked: self.config.bytes_before(self.board.una()),
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            rto: self.rto(),
+            pacing_rate_bytes_per_s: self.cc.pacing_rate_bytes_per_s(),
+            segments_sent: self.segments_sent,
+            retransmissions: self.retransmissions,
+            lost_segments: self.lost_segments,
+            rto_count: self.rto_count,
+            tlp_count: self.tlp_count,
+            congestion_events: self.congestion_events,
+            in_recovery: self.recovery != Recovery::Open,
+            reordering_seen: self.rack.reordering_seen(),
+            cc: self.cc.metrics(),
+        }
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    /// The next segment to put on the wire now, if any; call until `None`.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        self.pacing_blocked = false;
+        if self.is_complete() {
+            return None;
+        }
+        if self.tlp.probe_pending {
+            self.tlp.probe_pending = false;
+            if let Some(seg) = self.send_probe(now) {
+                return Some(seg);
+            }
+        }
+        let pipe = self.board.pipe();
+        let cwnd = self.cc.cwnd_bytes();
+        let (seq, retransmission) = if let Some(seq) = self.board.next_to_retransmit() {
+            (seq, true)
+        } else if self.new_data_allowed() {
+            (self.board.nxt(), false)
+        } else {
+            // Everything is sent or the receive window is full: the only ways a greedy sender
+            // is application-limited (draft-cheng-iccrg-delivery-rate-estimation 3.4).
+            if pipe + u64::from(self.config.mss_bytes) <= cwnd {
+                self.rate.on_app_limited(pipe);
+            }
+            return None;
+        };
+        let len = self.config.segment_len(seq);
+        if pipe > 0 && pipe + u64::from(len) > cwnd {
+            return None;
+        }
+        if self.pacing_rate().is_some() && now < self.next_send_time {
+            self.pacing_blocked = true;
+            return None;
+        }
+        Some(self.transmit(now, seq, retransmission, false))
+    }
+
+    /// New data may be sent: some is left and it fits in `snd_una + rwnd`.
+    fn new_data_allowed(&self) -> bool {
+        let nxt = self.board.nxt();
+        if nxt >= self.total_segments {
+            return false;
+        }
+        let end = self.config.bytes_before(nxt) + u64::from(self.config.segment_len(nxt));
+        end - self.config.bytes_before(self.board.una()) <= self.config.rwnd_bytes
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        self.cc.pacing_rate_bytes_per_s().filter(|&r| r > 0)
+    }
+
+    /// Puts segment `seq` on the wire and does the bookkeeping of a departure.
+    fn transmit(&mut self, now: Instant, seq: u64, retransmission: bool, probe: bool) -> Segment {
+        let len = self.config.segment_len(seq);
+        // Linux `tcp_rate_skb_sent` restarts the sampling clocks when `packets_out` is zero.
+        let info = self.rate.on_sent(now, self.board.outstanding_bytes());
+        if retransmission {
+            self.board.on_retransmit(seq, info);
+            self.rack.on_retransmit(seq, now);
+            self.retransmissions += 1;
+            if seq == self.board.una() && matches!(self.recovery, Recovery::Fast { .. }) {
+                self.rto_deadline = Some(now + self.rto());
+            }
+        } else {
+            debug_assert_eq!(seq, self.board.nxt());
+            self.board.push_new(len, info);
+        }
+        self.segments_sent += 1;
+        self.cc.on_sent(now, u64::from(len), self.board.pipe());
+        // RFC 6298 section 5.1: start the timer if it is not running.
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto());
+        }
+        self.advance_pacing(now, len);
+        // RFC 8985 section 7.2: (re)arm the PTO after sending new data that is not a probe.
+        if !retransmission && !probe {
+            self.schedule_tlp(now);
+        }
+        Segment { seq, len_bytes: len, retransmission }
+    }
+
+    /// Linux `tcp_update_skb_after_send`: the next release is one payload-transmission time at
+    /// the pacing rate after this one, minus up to half of it as credit for idle time.
+    fn advance_pacing(&mut self, now: Instant, len: u32) {
+        let Some(rate) = self.pacing_rate() else {
+            return;
+        };
+        if self.segments_sent < PACING_EXEMPT_SEGMENTS {
+            return;
+        }
+        let prior = self.next_send_time;
+        let start = prior.max(now);
+        let credit_ns = start.nanos_since(prior);
+        let len_ns = duration_nanos(transmission_time(u64::from(len), rate));
+        self.next_send_time = start.add_nanos(len_ns - credit_ns.min(len_ns / 2));
+    }
+
+    /// RFC 8985 section 7.3, TLP_send_probe.
+    fn send_probe(&mut self, now: Instant) -> Option<Segment> {
+        let seg = if self.new_data_allowed() {
+            self.tlp.is_retrans = false;
+            Some(self.transmit(now, self.board.nxt(), false, true))
+        } else {
+            let last = self.board.nxt().checked_sub(1).filter(|&s| s >= self.board.una());
+            match last {
+                Some(seq) if !self.board.get(seq).sacked => {
+                    let s = *self.board.get(seq);
+                    self.tlp.is_retrans = true;
+                    self.tlp.repaired_sent_time = s.xmit_time();
+                    self.tlp.repaired_len_bytes = s.len_bytes;
+                    Some(self.transmit(now, seq, true, true))
+                }
+                _ => None,
+            }
+        };
+        if seg.is_some() {
+            self.tlp.end_seq = Some(self.board.nxt());
+            self.tlp_count += 1;
+        }
+        // "After attempting to send a loss probe, regardless of whether a loss probe was sent,
+        // the sender MUST re-arm the RTO timer, not the PTO timer, if FlightSize is not zero."
+        if self.board.outstanding_segments() > 0 {
+            self.rto_deadline = Some(now + self.rto());
+        }
+        seg
+    }
+
+    // ---------------------------------------------------------------- ACKs
+
+    /// Processes an ACK from the receiver.
+    pub fn handle_ack(&mut self, now: Instant, ack: &Ack) {
+        if ack.cum_ack > self.board.nxt() {
+            // Acknowledges data never sent (RFC 9293 section 3.10.7.4): ignore.
+            return;
+        }
+        let prior_in_flight = self.board.pipe();
+        let prior_una = self.board.una();
+        let min_rtt = self.rtt.min_rtt();
+        let mut delivered = Delivered::default();
+        self.rack.begin_ack();
+
+        // Cumulatively acknowledged segments, lowest first.
+        while self.board.una() < ack.cum_ack {
+            let Some((seq, s)) = self.board.pop_acked() else {
+                break;
+            };
+            if !s.sacked {
+                self.on_delivered(now, seq, &s, min_rtt, &mut delivered);
+            }
+        }
+        self.board.trim_sacked_ranges();
+
+        // SACK blocks in ascending order (RACK_detect_reordering wants ascending end_seq).
+        let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
+        let n = ack.sack_blocks().len();
+        blocks[..n].copy_from_slice(ack.sack_blocks());
+        blocks[..n].sort_unstable();
+        for b in &blocks[..n] {
+            let start = b.start.max(self.board.una());
+            let end = b.end.min(self.board.nxt());
+            if start >= end {
+                continue;
+            }
+            let mut pos = start;
+            while let Some((gap_start, gap_end)) = self.board.next_unsacked_gap(pos, end) {
+                for seq in gap_start..gap_end {
+                    let s = self.board.mark_sacked(seq);
+                    self.on_delivered(now, seq, &s, min_rtt, &mut delivered);
+                }
+                pos = gap_end;
+            }
+            self.board.insert_sacked_range(start, end);
+        }
+
+        let rtt_sample = delivered.rtt_sent_time.map(|t| now.saturating_since(t));
+        if let Some(r) = rtt_sample {
+            self.rtt.update(r);
+        }
+        let una_advanced = self.board.una() > prior_una;
+
+        // RFC 6675 section 5: recovery ends once the recovery point is cumulatively acked.
+        match self.recovery {
+            Recovery::Fast { point } | Recovery::Rto { point } if self.board.una() >= point => {
+                self.recovery = Recovery::Open;
+            }
+            _ => {}
+        }
+
+        // RFC 8985 section 7.4: did an outstanding loss probe repair a loss?
+        if self.tlp.on_ack(self.board.una(), delivered.bytes > 0) == TlpAckOutcome::RepairedLoss {
+            self.congestion_events += 1;
+            self.cc.on_congestion_event(&CongestionEvent {
+                now,
+                largest_lost_sent_time: self.tlp.repaired_sent_time,
+                lost_bytes: u64::from(self.tlp.repaired_len_bytes),
+                in_flight_bytes: self.board.pipe(),
+            });
+        }
+
+        let mut lost = LossBatch::default();
+        self.detect_losses(now, &mut lost);
+
+        // RFC 6298 sections 5.2 and 5.3; the backoff ends with new data acknowledged.
+        if una_advanced {
+            self.rto_backoff = 0;
+            self.rto_deadline = (self.board.outstanding_segments() > 0).then(|| now + self.rto());
+        }
+
+        if !lost.is_empty() {
+            self.on_losses(now, &lost);
+        }
+        let rate = self.rate.take_sample(self.rtt.min_rtt());
+        let (largest_acked_sent_time, app_limited) =
+            delivered.newest.map_or((Instant::ZERO, false), |(t, _, a)| (t, a));
+        self.cc.on_ack(&AckEvent {
+            now,
+            newly_acked_bytes: delivered.bytes,
+            newly_lost_bytes: lost.bytes,
+            largest_acked_sent_time,
+            rtt: rtt_sample,
+            min_rtt: self.rtt.min_rtt(),
+            prior_in_flight_bytes: prior_in_flight,
+            in_flight_bytes: self.board.pipe(),
+            delivered_bytes: self.rate.delivered(),
+            rate,
+            app_limited,
+        });
+
+        // RFC 8985 section 7.2: re-arm the PTO on a cumulative ACK of new data; drop it when
+        // it may not run (recovery, SACKed data).
+        if una_advanced {
+            self.schedule_tlp(now);
+        } else if !self.tlp_allowed() {
+            self.tlp.deadline = None;
+        }
+    }
+
+    /// Bookkeeping for one newly delivered (cumulatively or selectively acknowledged) segment.
+    fn on_delivered(
+        &mut self,
+        now: Instant,
+        seq: u64,
+        s: &SegState,
+        min_rtt: Option<Duration>,
+        d: &mut Delivered,
+    ) {
+        d.bytes += u64::from(s.len_bytes);
+        self.rate.on_delivered(now, u64::from(s.len_bytes), &s.rate);
+        self.rack.on_delivered(seq, s, now, min_rtt);
+        let t = s.xmit_time();
+        if d.newest.is_none_or(|(nt, ns, _)| t > nt || (t == nt && seq > ns)) {
+            d.newest = Some((t, seq, s.rate.is_app_limited));
+        }
+        if !s.ever_retransmitted && d.rtt_sent_time.is_none_or(|rt| t > rt) {
+            d.rtt_sent_time = Some(t);
+        }
+    }
+
+    /// Runs RACK loss detection and arms the reordering timer.
+    fn detect_losses(&mut self, now: Instant, lost: &mut LossBatch) {
+        let reo_wnd = self.rack.reo_wnd(
+            self.recovery != Recovery::Open,
+            self.board.sacked_segments(),
+            self.rtt.min_rtt(),
+            self.rtt.srtt(),
+        );
+        self.reo_deadline = self.rack.detect_loss(&mut self.board, now, reo_wnd, lost);
+    }
+
+    /// New losses: start a recovery episode if none is running and tell the controller.
+    fn on_losses(&mut self, now: Instant, lost: &LossBatch) {
+        self.lost_segments += lost.segments;
+        if self.recovery == Recovery::Open {
+            self.recovery = Recovery::Fast { point: self.board.nxt() };
+            self.congestion_events += 1;
+            self.tlp.reset();
+        }
+        self.cc.on_congestion_event(&CongestionEvent {
+            now,
+            largest_lost_sent_time: lost.largest_sent_time,
+            lost_bytes: lost.bytes,
+            in_flight_bytes: self.board.pipe(),
+        });
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    /// The current RTO with exponential backoff (RFC 6298 sections 2 and 5.5), at most 60 s.
+    fn rto(&self) -> Duration {
+        self.rtt.rto().saturating_mul(1 << self.rto_backoff).min(MAX_RTO)
+    }
+
+    /// Whether a loss probe may be scheduled (RFC 8985 section 7.2; Linux: `TCP_CA_Open`).
+    fn tlp_allowed(&self) -> bool {
+        self.recovery == Recovery::Open
+            && self.tlp.end_seq.is_none()
+            && self.board.sacked_segments() == 0
+            && self.board.outstanding_segments() > 0
+    }
+
+    /// RFC 8985 section 7.2: arms the PTO, capped by the RTO deadline.
+    fn schedule_tlp(&mut self, now: Instant) {
+        self.tlp.deadline = None;
+        if !self.tlp_allowed() {
+            return;
+        }
+        let pto = Tlp::pto(self.rtt.srtt(), self.board.outstanding_segments());
+        let at = now + pto;
+        self.tlp.deadline = Some(self.rto_deadline.map_or(at, |rto| at.min(rto)));
+    }
+
+    /// The earliest instant at which [`Self::handle_timeout`] has work: RTO, RACK reordering
+    /// timer, loss probe, or the release of a paced segment.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let pacing = self.pacing_blocked.then_some(self.next_send_time);
+        [self.rto_deadline, self.reo_deadline, self.tlp.deadline, pacing]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Runs the timers due at `now`; transmissions follow through `poll_transmit`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let rto_due = self.rto_deadline.is_some_and(|t| t <= now);
+        if let Some(pto) = self.tlp.deadline.filter(|&t| t <= now) {
+            // A PTO capped to the RTO deadline fires instead of the RTO (RFC 8985 section 7.2).
+            if !rto_due || self.rto_deadline.is_some_and(|r| pto <= r) {
+                self.tlp.deadline = None;
+                self.tlp.probe_pending = true;
+                self.rto_deadline = Some(now + self.rto());
+            }
+        }
+        if self.rto_deadline.is_some_and(|t| t <= now) {
+            self.on_rto(now);
+        }
+        if self.reo_deadline.is_some_and(|t| t <= now) {
+            self.reo_deadline = None;
+            let mut lost = LossBatch::default();
+            self.detect_losses(now, &mut lost);
+            if !lost.is_empty() {
+                self.on_losses(now, &lost);
+            }
+        }
+    }
+
+    /// RFC 6298 section 5.4-5.6 with Linux `tcp_enter_loss`.
+    fn on_rto(&mut self, now: Instant) {
+        self.rto_deadline = None;
+        if self.board.outstanding_segments() == 0 {
+            return;
+        }
+        self.rto_count += 1;
+        self.lost_segments += self.board.mark_all_lost();
+        self.rack.on_rto(self.board.nxt());
+        self.recovery = Recovery::Rto { point: self.board.nxt() };
+        self.tlp.reset();
+        self.reo_deadline = None;
+        self.cc.on_rto(now);
+        self.rto_backoff = (self.rto_backoff + 1).min(MAX_RTO_BACKOFF_EXPONENT);
+        self.rto_deadline = Some(now + self.rto());
+    }
+
+    /// Test hook: checks the scoreboard's running sums against a recount.
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        self.board.check_invariants();
+    }
+}

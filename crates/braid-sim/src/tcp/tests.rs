@@ -1,0 +1,659 @@
+//! End-to-end tests of the TCP model: a sender and a receiver joined by a tiny deterministic
+//! network (one bottleneck of fixed rate with a drop-tail buffer and a fixed one-way delay
+//! forward, the same delay without a bottleneck for ACKs), driven by an ordered event list.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use braid_core::cc::{AckEvent, CcAlgorithm, CcMetrics, CcPhase, CongestionEvent, Controller};
+use braid_core::time::{transmission_time, Instant};
+
+use super::*;
+
+const MSS: u64 = 1448;
+const MBPS_50_BYTES_PER_S: u64 = 50_000_000 / 8;
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+fn at_ms(v: u64) -> Instant {
+    Instant::ZERO + ms(v)
+}
+
+/// What the test controller was told.
+#[derive(Debug, Default)]
+struct CcLog {
+    congestion_events: Vec<CongestionEvent>,
+    rtos: u64,
+    acks: u64,
+    last_ack: Option<AckEvent>,
+}
+
+/// A test-only controller with a constant window and an optional constant pacing rate.
+#[derive(Debug)]
+struct FixedWindow {
+    cwnd_bytes: u64,
+    pacing: Option<u64>,
+    log: Arc<Mutex<CcLog>>,
+}
+
+fn fixed(cwnd_pkts: u64, pacing: Option<u64>) -> (Box<dyn Controller>, Arc<Mutex<CcLog>>) {
+    let log = Arc::new(Mutex::new(CcLog::default()));
+    let cc = FixedWindow { cwnd_bytes: cwnd_pkts * MSS, pacing, log: log.clone() };
+    (Box::new(cc), log)
+}
+
+impl Controller for FixedWindow {
+    fn on_sent(&mut self, _now: Instant, _bytes: u64, _in_flight_bytes: u64) {}
+    fn on_ack(&mut self, ack: &AckEvent) {
+        let mut log = self.log.lock().unwrap();
+        log.acks += 1;
+        log.last_ack = Some(*ack);
+    }
+    fn on_congestion_event(&mut self, event: &CongestionEvent) {
+        self.log.lock().unwrap().congestion_events.push(*event);
+    }
+    fn on_rto(&mut self, _now: Instant) {
+        self.log.lock().unwrap().rtos += 1;
+    }
+    fn cwnd_bytes(&self) -> u64 {
+        self.cwnd_bytes
+    }
+    fn pacing_rate_bytes_per_s(&self) -> Option<u64> {
+        self.pacing
+    }
+    fn metrics(&self) -> CcMetrics {
+        CcMetrics {
+            cwnd_bytes: self.cwnd_bytes,
+            ssthresh_bytes: None,
+            pacing_rate_bytes_per_s: self.pacing,
+            bw_estimate_bytes_per_s: None,
+            min_rtt: None,
+            phase: CcPhase::CongestionAvoidance,
+        }
+    }
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
+}
+
+/// The network between the two ends.
+#[derive(Clone, Copy, Debug)]
+struct Path {
+    rate_bytes_per_s: u64,
+    one_way: Duration,
+    buffer_pkts: usize,
+}
+
+impl Path {
+    /// 50 Mbit/s, 40 ms RTT, 500-packet buffer: one path of the reference experiment.
+    fn reference() -> Self {
+        Path { rate_bytes_per_s: MBPS_50_BYTES_PER_S, one_way: ms(20), buffer_pkts: 500 }
+    }
+}
+
+#[derive(Debug)]
+enum Event {
+    /// The bottleneck finished serialising its head packet.
+    LinkDone,
+    DataArrives(Segment),
+    AckArrives(Ack),
+}
+
+type DropRule = Box<dyn FnMut(Instant, &Segment) -> bool>;
+type DelayRule = Box<dyn FnMut(&Segment) -> Duration>;
+
+/// Sender + network + receiver, run in time order. Ties: network events first (in scheduling
+/// order), then the sender's timer, then the receiver's.
+struct Harness {
+    now: Instant,
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    path: Path,
+    events: BTreeMap<(Instant, u64), Event>,
+    next_event_id: u64,
+    /// Bottleneck buffer with each packet's extra delay; the head is being serialised.
+    queue: VecDeque<(Segment, Duration)>,
+    /// Injected losses, applied before the bottleneck.
+    drop: DropRule,
+    /// Extra propagation delay per segment after the bottleneck (reordering).
+    delay: DelayRule,
+    /// Recount the scoreboard after every event (O(window)): for small runs.
+    check_invariants: bool,
+    sends: Vec<(Instant, Segment)>,
+    arrivals: Vec<(Instant, Segment)>,
+    /// ACKs as the receiver emitted them, with the segment whose arrival triggered them.
+    acks: Vec<(Instant, Ack, Option<Segment>)>,
+    rto_times: Vec<Instant>,
+    delivered_bytes: u64,
+    queue_drops: u64,
+    injected_drops: u64,
+    max_outstanding_bytes: u64,
+    max_in_flight_bytes: u64,
+}
+
+impl Harness {
+    fn new(config: TcpConfig, cc: Box<dyn Controller>, path: Path) -> Self {
+        Harness {
+            now: Instant::ZERO,
+            sender: TcpSender::new(config, cc),
+            receiver: TcpReceiver::new(config),
+            path,
+            events: BTreeMap::new(),
+            next_event_id: 0,
+            queue: VecDeque::new(),
+            drop: Box::new(|_, _| false),
+            delay: Box::new(|_| Duration::ZERO),
+            check_invariants: false,
+            sends: Vec::new(),
+            arrivals: Vec::new(),
+            acks: Vec::new(),
+            rto_times: Vec::new(),
+            delivered_bytes: 0,
+            queue_drops: 0,
+            injected_drops: 0,
+            max_outstanding_bytes: 0,
+            max_in_flight_bytes: 0,
+        }
+    }
+
+    fn with_drop(mut self, rule: impl FnMut(Instant, &Segment) -> bool + 'static) -> Self {
+        self.drop = Box::new(rule);
+        self
+    }
+
+    fn with_delay(mut self, rule: impl FnMut(&Segment) -> Duration + 'static) -> Self {
+        self.delay = Box::new(rule);
+        self
+    }
+
+    fn schedule(&mut self, at: Instant, event: Event) {
+        self.events.insert((at, self.next_event_id), event);
+        self.next_event_id += 1;
+    }
+
+    fn serialisation(&self, seg: &Segment) -> Duration {
+        transmission_time(u64::from(seg.wire_len()), self.path.rate_bytes_per_s)
+    }
+
+    fn enqueue(&mut self, seg: Segment) {
+        if (self.drop)(self.now, &seg) {
+            self.injected_drops += 1;
+            return;
+        }
+        if self.queue.len() >= self.path.buffer_pkts {
+            self.queue_drops += 1;
+            return;
+        }
+        let extra = (self.delay)(&seg);
+        self.queue.push_back((seg, extra));
+        if self.queue.len() == 1 {
+            let done = self.now + self.serialisation(&seg);
+            self.schedule(done, Event::LinkDone);
+        }
+    }
+
+    /// Collects everything both ends want to send now.
+    fn drain(&mut self, trigger: Option<Segment>) {
+        while let Some(seg) = self.sender.poll_transmit(self.now) {
+            self.sends.push((self.now, seg));
+            self.enqueue(seg);
+        }
+        while let Some(ack) = self.receiver.poll_ack(self.now) {
+            self.acks.push((self.now, ack, trigger));
+            let at = self.now + self.path.one_way;
+            self.schedule(at, Event::AckArrives(ack));
+        }
+        let m = self.sender.metrics();
+        self.max_outstanding_bytes = self.max_outstanding_bytes.max(m.outstanding_bytes);
+        self.max_in_flight_bytes = self.max_in_flight_bytes.max(m.in_flight_bytes);
+        if self.check_invariants {
+            self.sender.check_invariants();
+        }
+    }
+
+    /// Runs until both ends are complete; returns the completion time. Panics on a stall.
+    fn run(&mut self, limit: Instant) -> Instant {
+        self.drain(None);
+        while !(self.sender.is_complete() && self.receiver.is_complete()) {
+            self.step(limit);
+        }
+        self.now
+    }
+
+    /// Processes the earliest pending thing.
+    fn step(&mut self, limit: Instant) {
+        let next_event = self.events.first_key_value().map(|(k, _)| k.0);
+        let sender_timer = self.sender.poll_timeout();
+        let receiver_timer = self.receiver.poll_timeout();
+        let t = [next_event, sender_timer, receiver_timer]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("deadlock: nothing scheduled and the transfer is not complete");
+        assert!(t >= self.now, "time went backwards: {t:?} < {:?}", self.now);
+        assert!(t <= limit, "not complete by {limit:?}: {:?}", self.sender.metrics());
+        self.now = t;
+        let mut trigger = None;
+        if next_event == Some(t) {
+            let (_, event) = self.events.pop_first().unwrap();
+            match event {
+                Event::LinkDone => {
+                    let (seg, extra) = self.queue.pop_front().unwrap();
+                    let at = self.now + self.path.one_way + extra;
+                    self.schedule(at, Event::DataArrives(seg));
+                    if let Some((next, _)) = self.queue.front().copied() {
+                        let done = self.now + self.serialisation(&next);
+                        self.schedule(done, Event::LinkDone);
+                    }
+                }
+                Event::DataArrives(seg) => {
+                    self.arrivals.push((self.now, seg));
+                    self.delivered_bytes += self.receiver.handle_segment(self.now, &seg);
+                    trigger = Some(seg);
+                }
+                Event::AckArrives(ack) => self.sender.handle_ack(self.now, &ack),
+            }
+        } else if sender_timer == Some(t) {
+            let rtos = self.sender.metrics().rto_count;
+            self.sender.handle_timeout(t);
+            if self.sender.metrics().rto_count > rtos {
+                self.rto_times.push(t);
+            }
+        } else {
+            self.receiver.handle_timeout(t);
+        }
+        self.drain(trigger);
+    }
+
+    /// Checks the end state every test expects: all bytes delivered exactly once, in order.
+    fn assert_delivered_exactly_once(&self, config: &TcpConfig) {
+        assert!(self.sender.is_complete());
+        assert!(self.receiver.is_complete());
+        assert_eq!(self.delivered_bytes, config.total_bytes);
+        assert_eq!(self.receiver.bytes_delivered(), config.total_bytes);
+        assert_eq!(self.sender.metrics().bytes_acked, config.total_bytes);
+        assert_eq!(self.sender.metrics().in_flight_bytes, 0);
+        assert_eq!(self.sender.poll_timeout(), None, "no timer left once complete");
+    }
+}
+
+fn config_segments(segments: u64) -> TcpConfig {
+    TcpConfig { total_bytes: segments * MSS, ..TcpConfig::default() }
+}
+
+/// A deterministic pseudo-random drop rule (64-bit LCG), dropping about `per_mille` / 1000.
+fn random_drops(seed: u64, per_mille: u64) -> impl FnMut(Instant, &Segment) -> bool {
+    let mut state = seed;
+    move |_, _| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) % 1000 < per_mille
+    }
+}
+
+/// Drops the first transmission of each listed segment.
+fn drop_first_transmission_of(seqs: &'static [u64]) -> impl FnMut(Instant, &Segment) -> bool {
+    move |_, seg| !seg.retransmission && seqs.contains(&seg.seq)
+}
+
+const ALGORITHMS: [CcAlgorithm; 3] = [CcAlgorithm::NewReno, CcAlgorithm::Cubic, CcAlgorithm::Bbr];
+
+#[test]
+fn first_flight_is_the_initial_window() {
+    for alg in ALGORITHMS {
+        let config = config_segments(1000);
+        let mut h = Harness::new(config, alg.build(config.cc_params()), Path::reference());
+        h.drain(None);
+        while !h.events.values().any(|e| matches!(e, Event::AckArrives(_))) {
+            h.step(at_ms(1000));
+        }
+        let first_ack = h.events.iter().find(|(_, e)| matches!(e, Event::AckArrives(_))).unwrap();
+        let first_ack_time = first_ack.0 .0;
+        let first_flight = h.sends.iter().filter(|(t, _)| *t < first_ack_time).count();
+        assert_eq!(first_flight, 10, "{}", alg.as_str());
+        assert!(h.sends.iter().take(10).all(|(_, s)| !s.retransmission));
+    }
+}
+
+#[test]
+fn every_byte_is_delivered_once_in_order_without_loss() {
+    let config = TcpConfig { total_bytes: 5_000_000 + 123, ..TcpConfig::default() };
+    let (cc, log) = fixed(100, None);
+    let mut h = Harness::new(config, cc, Path::reference());
+    h.check_invariants = true;
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let m = h.sender.metrics();
+    assert_eq!((m.retransmissions, m.lost_segments, m.rto_count), (0, 0, 0));
+    assert_eq!(h.receiver.metrics().duplicate_segments, 0);
+    assert!(log.lock().unwrap().congestion_events.is_empty());
+    // The last segment is short and was delivered.
+    assert_eq!(h.arrivals.last().unwrap().1.len_bytes, (config.total_bytes % MSS) as u32);
+}
+
+#[test]
+fn every_byte_is_delivered_once_under_heavy_loss() {
+    // The fixed window (1000 segments) overflows BDP + buffer (172 + 100 segments) every round,
+    // and 2% of the remaining segments are dropped at random on top.
+    let config = TcpConfig { total_bytes: 3_000_000, ..TcpConfig::default() };
+    let (cc, _log) = fixed(1000, None);
+    let path = Path { buffer_pkts: 100, ..Path::reference() };
+    let mut h = Harness::new(config, cc, path).with_drop(random_drops(7, 20));
+    h.check_invariants = true;
+    h.run(at_ms(120_000));
+    h.assert_delivered_exactly_once(&config);
+    assert!(h.queue_drops > 100 && h.injected_drops > 10);
+    assert!(h.sender.metrics().retransmissions >= h.queue_drops + h.injected_drops - 50);
+}
+
+#[test]
+fn every_algorithm_completes_a_lossy_download() {
+    for alg in ALGORITHMS {
+        let config = TcpConfig { total_bytes: 2_000_000, ..TcpConfig::default() };
+        let path = Path { buffer_pkts: 50, ..Path::reference() };
+        let mut h = Harness::new(config, alg.build(config.cc_params()), path)
+            .with_drop(random_drops(11, 10));
+        h.check_invariants = true;
+        h.run(at_ms(600_000));
+        h.assert_delivered_exactly_once(&config);
+    }
+}
+
+#[test]
+fn a_single_drop_is_repaired_by_rack_without_rto() {
+    let config = config_segments(2000);
+    let (cc, log) = fixed(40, None);
+    let mut h =
+        Harness::new(config, cc, Path::reference()).with_drop(drop_first_transmission_of(&[100]));
+    h.check_invariants = true;
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let m = h.sender.metrics();
+    assert_eq!(m.rto_count, 0);
+    assert_eq!(m.tlp_count, 0);
+    assert_eq!((m.retransmissions, m.lost_segments), (1, 1));
+    assert_eq!(m.congestion_events, 1);
+    let log = log.lock().unwrap();
+    assert_eq!(log.congestion_events.len(), 1);
+    assert_eq!(log.congestion_events[0].lost_bytes, MSS);
+    assert_eq!(log.rtos, 0);
+    // The retransmission left about one RTT after the original (3 SACKs: reo_wnd = 0).
+    let sent = |retx: bool| h.sends.iter().find(|(_, s)| s.seq == 100 && s.retransmission == retx);
+    let delay = sent(true).unwrap().0.saturating_since(sent(false).unwrap().0);
+    assert!(delay > ms(40) && delay < ms(60), "{delay:?}");
+}
+
+#[test]
+fn losses_within_one_window_make_one_recovery_episode() {
+    // 100 and 110 are lost from the same window: RACK finds them on different ACKs, so the
+    // controller hears two loss batches, but they form a single recovery episode.
+    let config = config_segments(2000);
+    let (cc, log) = fixed(40, None);
+    let mut h = Harness::new(config, cc, Path::reference())
+        .with_drop(drop_first_transmission_of(&[100, 110]));
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let m = h.sender.metrics();
+    assert_eq!((m.congestion_events, m.lost_segments, m.rto_count), (1, 2, 0));
+    assert!(!m.in_recovery);
+    let log = log.lock().unwrap();
+    assert_eq!(log.congestion_events.len(), 2);
+    let (first, second) = (log.congestion_events[0], log.congestion_events[1]);
+    assert!(second.now > first.now);
+    assert!(second.largest_lost_sent_time > first.largest_lost_sent_time);
+}
+
+#[test]
+fn a_tail_loss_is_repaired_by_a_loss_probe() {
+    let config = config_segments(200);
+    let (cc, log) = fixed(40, None);
+    let mut h = Harness::new(config, cc, Path::reference())
+        .with_drop(drop_first_transmission_of(&[197, 198, 199]));
+    h.check_invariants = true;
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let m = h.sender.metrics();
+    assert_eq!(m.rto_count, 0, "{m:?}");
+    assert_eq!(m.tlp_count, 1);
+    // The probe retransmitted the last segment (no new data left); its SACK exposed 197-198.
+    let probe = h.sends.iter().find(|(_, s)| s.retransmission).unwrap().1;
+    assert_eq!(probe.seq, 199);
+    assert_eq!(m.retransmissions, 3);
+    assert_eq!(log.lock().unwrap().congestion_events.len(), 1);
+}
+
+#[test]
+fn a_blackout_longer_than_the_rto_backs_off_exponentially() {
+    let config = TcpConfig { total_bytes: 3_000_000, ..TcpConfig::default() };
+    let (cc, log) = fixed(20, None);
+    let blackout = at_ms(300)..at_ms(3_300);
+    let mut h = Harness::new(config, cc, Path::reference())
+        .with_drop(move |now, _| blackout.contains(&now));
+    h.check_invariants = true;
+    h.run(at_ms(60_000));
+    h.assert_delivered_exactly_once(&config);
+    let m = h.sender.metrics();
+    assert!(m.rto_count >= 3, "{m:?}");
+    assert_eq!(log.lock().unwrap().rtos, m.rto_count);
+    let t = &h.rto_times;
+    let (d1, d2) = (t[1].saturating_since(t[0]), t[2].saturating_since(t[1]));
+    assert!(d1 >= ms(400), "first backoff doubles an RTO of at least 200 ms: {d1:?}");
+    assert_eq!(d2, d1 * 2, "RFC 6298 5.5: the timer doubles: {t:?}");
+    // After the blackout the backoff is gone: RTO back to its computed value.
+    assert!(m.rto < ms(1000), "{m:?}");
+}
+
+const HALF_MS: Duration = Duration::from_micros(500);
+const THREE_MS: Duration = Duration::from_millis(3);
+
+/// Delays the first transmission of `seq` by `extra` after the bottleneck.
+fn delay_first_transmission_of(
+    list: &'static [(u64, Duration)],
+) -> impl FnMut(&Segment) -> Duration {
+    move |seg| {
+        let hit = list.iter().find(|(s, _)| *s == seg.seq && !seg.retransmission);
+        hit.map_or(Duration::ZERO, |(_, d)| *d)
+    }
+}
+
+#[test]
+fn reordering_beyond_three_segments_is_taken_for_loss_until_reordering_was_seen() {
+    // Segment 1000 arrives 3 ms late: about 12 later segments overtake it. With no reordering
+    // seen yet, three SACKs make reo_wnd zero and RACK retransmits it (spuriously).
+    let config = config_segments(3000);
+    let (cc, _) = fixed(100, None);
+    let mut h = Harness::new(config, cc, Path::reference())
+        .with_delay(delay_first_transmission_of(&[(1000, THREE_MS)]));
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let m = h.sender.metrics();
+    assert_eq!((m.retransmissions, m.congestion_events), (1, 1));
+    assert!(!m.reordering_seen, "the late original was retransmitted: no proof without DSACK");
+}
+
+#[test]
+fn once_reordering_was_seen_the_reordering_window_absorbs_it() {
+    // Segment 500 is overtaken by two segments only: it arrives while RACK still waits
+    // (fewer than three SACKed, reo_wnd = min_rtt / 4), so it proves reordering. Afterwards
+    // reo_wnd stays min_rtt / 4 = 10 ms and the 3 ms late segment 1000 is not retransmitted.
+    let config = config_segments(3000);
+    let (cc, _) = fixed(100, None);
+    let mut h = Harness::new(config, cc, Path::reference())
+        .with_delay(delay_first_transmission_of(&[(500, HALF_MS), (1000, THREE_MS)]));
+    h.check_invariants = true;
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let m = h.sender.metrics();
+    assert!(m.reordering_seen);
+    assert_eq!((m.retransmissions, m.congestion_events, m.rto_count), (0, 0, 0));
+}
+
+#[test]
+fn delayed_acks_acknowledge_every_second_segment() {
+    let config = config_segments(100);
+    let (cc, _) = fixed(10, None);
+    let mut h = Harness::new(config, cc, Path::reference());
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    // Quick-ACK mode first (one ACK per segment), then one ACK per two segments.
+    let quick = receiver::QUICKACK_SEGMENTS as usize;
+    assert!(h.acks[..quick].iter().enumerate().all(|(i, (_, a, _))| a.cum_ack == i as u64 + 1));
+    assert_eq!(h.acks.len() - quick, (100 - quick) / 2);
+    assert!(h.acks.iter().all(|(_, a, _)| a.cum_ack % 2 == 0 || a.cum_ack <= quick as u64));
+    assert!(h.acks.iter().all(|(_, a, _)| a.sack_count == 0));
+}
+
+#[test]
+fn an_odd_last_segment_is_acknowledged_by_the_delayed_ack_timer() {
+    let quick = u64::from(receiver::QUICKACK_SEGMENTS);
+    let config = config_segments(quick + 5);
+    let (cc, _) = fixed(10, None);
+    let mut h = Harness::new(config, cc, Path::reference());
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    assert_eq!(h.acks.len() as u64, quick + 3);
+    let arrival = h.arrivals.iter().find(|(_, s)| s.seq == quick + 4).unwrap().0;
+    let (ack_time, ack, _) = h.acks.last().unwrap();
+    assert_eq!(ack.cum_ack, quick + 5);
+    assert_eq!(ack_time.saturating_since(arrival), ms(40));
+}
+
+#[test]
+fn without_delayed_acks_every_segment_is_acknowledged() {
+    let config = TcpConfig { delayed_ack: false, ..config_segments(100) };
+    let (cc, _) = fixed(10, None);
+    let mut h = Harness::new(config, cc, Path::reference());
+    h.run(at_ms(10_000));
+    assert_eq!(h.acks.len(), 100);
+}
+
+#[test]
+fn sack_blocks_lead_with_the_segment_that_triggered_them() {
+    let config = config_segments(500);
+    let (cc, _) = fixed(60, None);
+    let mut h = Harness::new(config, cc, Path::reference())
+        .with_drop(drop_first_transmission_of(&[100, 105, 110, 115, 300]));
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let mut out_of_order_acks = 0;
+    for (_, ack, trigger) in &h.acks {
+        let Some(seg) = trigger else { continue };
+        if seg.seq > ack.cum_ack {
+            out_of_order_acks += 1;
+            assert!(ack.sack[0].contains(seg.seq), "{ack:?} after {seg:?}");
+        }
+    }
+    assert!(out_of_order_acks > 10);
+    // Up to 3 blocks were reported while the four holes were open.
+    assert!(h.acks.iter().any(|(_, a, _)| a.sack_count == 3));
+    assert!(h.acks.iter().all(|(_, a, _)| {
+        let b = a.sack_blocks();
+        b.iter().all(|x| x.start > a.cum_ack && !x.is_empty())
+    }));
+    assert_eq!(h.sender.metrics().rto_count, 0);
+}
+
+#[test]
+fn the_receive_window_caps_the_data_outstanding() {
+    let config = TcpConfig { total_bytes: 20_000_000, ..TcpConfig::default() };
+    let (cc, _) = fixed(100_000, None);
+    let path = Path { buffer_pkts: 10_000, ..Path::reference() };
+    let mut h = Harness::new(config, cc, path);
+    h.run(at_ms(60_000));
+    h.assert_delivered_exactly_once(&config);
+    assert!(h.max_outstanding_bytes <= config.rwnd_bytes);
+    assert!(h.max_outstanding_bytes > config.rwnd_bytes - MSS, "{}", h.max_outstanding_bytes);
+    assert_eq!(h.sender.metrics().retransmissions, 0);
+}
+
+#[test]
+fn pacing_spaces_departures_at_the_controllers_rate() {
+    let config = config_segments(200);
+    let rate = 1_000_000; // bytes per second, well below the bottleneck
+    let (cc, _) = fixed(1000, Some(rate));
+    let mut h = Harness::new(config, cc, Path::reference());
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    // Linux does not pace the first 10 segments.
+    assert!(h.sends[..10].iter().all(|(t, _)| *t == Instant::ZERO));
+    let gap = transmission_time(MSS, rate);
+    assert_eq!(gap, Duration::from_micros(1448));
+    for w in h.sends[9..].windows(2) {
+        assert_eq!(w[1].0.saturating_since(w[0].0), gap, "{:?}", w);
+    }
+}
+
+#[test]
+fn goodput_reaches_95_percent_of_a_50_mbps_bottleneck() {
+    let config = TcpConfig { total_bytes: 20_000_000, ..TcpConfig::default() };
+    // 400 segments: above the BDP (173 full frames at 40 ms) and below BDP + buffer.
+    let (cc, _) = fixed(400, None);
+    let mut h = Harness::new(config, cc, Path::reference());
+    let done = h.run(at_ms(60_000));
+    h.assert_delivered_exactly_once(&config);
+    let goodput_bps = config.total_bytes as f64 * 8.0 / done.as_secs_f64();
+    let ceiling_bps = 50e6 * MSS as f64 / 1500.0;
+    assert!(goodput_bps >= 0.95 * ceiling_bps, "{:.2} Mbit/s", goodput_bps / 1e6);
+    assert_eq!(h.queue_drops, 0);
+    // The controller saw RTT samples and rate samples.
+    let m = h.sender.metrics();
+    assert!(m.min_rtt.unwrap() >= ms(40) && m.srtt.unwrap() < ms(150));
+}
+
+#[test]
+fn the_controller_hears_about_every_delivered_byte() {
+    let config = config_segments(300);
+    let (cc, log) = fixed(30, None);
+    let mut h = Harness::new(config, cc, Path::reference())
+        .with_drop(drop_first_transmission_of(&[50, 51, 200]));
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let log = log.lock().unwrap();
+    let last = log.last_ack.unwrap();
+    assert_eq!(last.delivered_bytes, config.total_bytes);
+    assert_eq!(last.in_flight_bytes, 0);
+    assert!(log.acks as usize == h.acks.len());
+    // Two separate episodes: 50-51 together, 200 later.
+    assert_eq!(log.congestion_events.len(), 2);
+    assert_eq!(log.congestion_events[0].lost_bytes, 2 * MSS);
+}
+
+/// Speed check of a full reference download with the fixed window (clean and lossy) and each
+/// algorithm (run with `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn bench_300_mb_download() {
+    let cases: [(&str, Option<CcAlgorithm>, u64); 5] = [
+        ("fixed clean", None, 0),
+        ("fixed lossy", None, 5),
+        ("newreno", Some(CcAlgorithm::NewReno), 0),
+        ("cubic", Some(CcAlgorithm::Cubic), 0),
+        ("bbr", Some(CcAlgorithm::Bbr), 0),
+    ];
+    for (name, alg, drop_per_mille) in cases {
+        let config = TcpConfig::default();
+        let cc = match alg {
+            Some(alg) => alg.build(config.cc_params()),
+            None => fixed(if drop_per_mille > 0 { 1000 } else { 400 }, None).0,
+        };
+        let mut h =
+            Harness::new(config, cc, Path::reference()).with_drop(random_drops(3, drop_per_mille));
+        let wall = std::time::Instant::now();
+        let done = h.run(at_ms(1_000_000));
+        let m = h.sender.metrics();
+        println!(
+            "300 MB {name}: simulated {:.2} s ({:.1} Mbit/s), wall {:?}, {} segments, {} \
+             retransmissions, {} RTOs, {} episodes, srtt {:?}",
+            done.as_secs_f64(),
+            config.total_bytes as f64 * 8e-6 / done.as_secs_f64(),
+            wall.elapsed(),
+            h.sends.len(),
+            m.retransmissions,
+            m.rto_count,
+            m.congestion_events,
+            m.srtt,
+        );
+    }
+}

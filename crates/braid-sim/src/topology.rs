@@ -1,0 +1,685 @@
+//! The topology of seed 000 Figure 1, wired as a discrete-event world:
+//!
+//! ```text
+//!  server ──server link──▶ proxy ══path i downlink (bottleneck)══▶ UE
+//!         ◀──────────────        ◀═══════path i uplink══════════
+//! ```
+//!
+//! The proxy runs the downlink tunnel sender and the uplink tunnel receiver; the UE runs the
+//! downlink tunnel receiver and the uplink tunnel sender. End-to-end ACKs travel the uplink
+//! tunnel; each tunnel's feedback travels the reverse direction of the path it acknowledges.
+//! Without a tunnel (the baseline), the proxy is a plain router onto path 1.
+//!
+//! The world only moves packets and fires timers; all protocol logic lives in braid-core
+//! (tunnel) and [`crate::tcp`] (end-to-end TCP), driven through their sans-I/O interfaces.
+
+use std::time::Duration;
+
+use braid_core::cc::CcAlgorithm;
+use braid_core::tunnel::{TunnelConfig, TunnelReceiver, TunnelSender};
+use braid_core::Instant;
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use crate::engine::{Event, EventQueue};
+use crate::link::{Enqueue, Link, LinkSpec};
+use crate::metrics::{PathSample, Series, Stat, TraceRow};
+use crate::packet::{Packet, PacketPool, Payload, PktId};
+use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::udp::UdpSource;
+
+/// Outer IPv4 + UDP headers in front of a feedback frame.
+const FEEDBACK_OUTER_HEADER_BYTES: u32 = 28;
+
+/// The end-to-end application.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AppConfig {
+    Tcp { tcp: TcpConfig, cc: CcAlgorithm },
+    Udp { packet_bytes: u32, rate_bytes_per_s: u64, total_bytes: u64 },
+}
+
+/// Everything the world needs, already validated and in simulator units.
+#[derive(Clone, Debug)]
+pub struct WorldConfig {
+    pub server_downlink: LinkSpec,
+    pub server_uplink: LinkSpec,
+    pub path_names: Vec<String>,
+    /// (downlink, uplink) per path.
+    pub paths: Vec<(LinkSpec, LinkSpec)>,
+    /// `None` runs the baseline: no tunnel, path 1 only.
+    pub tunnel: Option<TunnelConfig>,
+    pub app: AppConfig,
+    pub seed: u64,
+    pub max_time: Duration,
+    pub sample_interval: Duration,
+    pub bin: Duration,
+}
+
+/// Where a link delivers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hop {
+    ProxyFromServer,
+    Server,
+    Ue(usize),
+    ProxyFromUe(usize),
+}
+
+/// Endpoints with timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u16)]
+enum Agent {
+    Server = 0,
+    UeApp = 1,
+    ProxyTx = 2,
+    ProxyRx = 3,
+    UeTx = 4,
+    UeRx = 5,
+}
+const AGENTS: [Agent; 6] =
+    [Agent::Server, Agent::UeApp, Agent::ProxyTx, Agent::ProxyRx, Agent::UeTx, Agent::UeRx];
+
+enum ServerApp {
+    Tcp(Box<TcpSender>),
+    Udp(UdpSource),
+}
+
+enum UeApp {
+    Tcp(Box<TcpReceiver>),
+    Udp { bytes: u64 },
+}
+
+struct Tunnel {
+    header_bytes: u32,
+    proxy_tx: TunnelSender<PktId>,
+    proxy_rx: TunnelReceiver<PktId>,
+    ue_tx: TunnelSender<PktId>,
+    ue_rx: TunnelReceiver<PktId>,
+}
+
+/// Per-direction tunnel accounting (index 0 downlink, 1 uplink).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DirAccount {
+    pub entered: u64,
+    pub delivered: u64,
+    pub sched_drops: u64,
+    pub link_drops: u64,
+    pub reorder_drops: u64,
+}
+
+/// Raw results of one run, turned into a [`crate::metrics::Report`] by [`crate::run()`].
+pub struct Outcome {
+    pub done_at: Option<Instant>,
+    pub app_bytes: u64,
+    pub events: u64,
+    pub simulated_packets: u64,
+    pub path_bytes: Vec<u64>,
+    pub path_frame_bytes: Vec<u64>,
+    pub path_drops: Vec<u64>,
+    pub uplink_drops: Vec<u64>,
+    pub server_link_drops: u64,
+    pub path_srtt_ms: Vec<Stat>,
+    pub path_sent_pkts: Vec<u64>,
+    pub path_lost_pkts: Vec<u64>,
+    pub account: [DirAccount; 2],
+    pub in_flight: [u64; 2],
+    pub protocol_delay_ms: Stat,
+    pub hol_ms: Stat,
+    pub e2e_srtt_ms: Stat,
+    pub wait_limit_ms: Stat,
+    pub retransmissions: u64,
+    pub rto_count: u64,
+    pub reorder: braid_core::reorder::ReorderStats,
+    pub series: Series,
+    pub peak_live_packets: usize,
+}
+
+pub struct World {
+    now: Instant,
+    events: EventQueue,
+    pool: PacketPool,
+    links: Vec<Link>,
+    hops: Vec<Hop>,
+    timers: [Option<Instant>; 6],
+    server: ServerApp,
+    ue_app: UeApp,
+    tunnel: Option<Tunnel>,
+    rng: Pcg64Mcg,
+    n_paths: usize,
+    done_at: Option<Instant>,
+    udp_live: u64,
+    last_delivery: Instant,
+    app_bytes: u64,
+    account: [DirAccount; 2],
+    path_bytes: Vec<u64>,
+    protocol_delay_ms: Stat,
+    hol_ms: Stat,
+    path_srtt_ms: Vec<Stat>,
+    e2e_srtt_ms: Stat,
+    wait_limit_ms: Stat,
+    series: Series,
+    bin_ns: u64,
+    sample_interval: Duration,
+    max_time: Instant,
+    simulated_packets: u64,
+}
+
+const SERVER_DL: usize = 0;
+const SERVER_UL: usize = 1;
+fn path_dl(i: usize) -> usize {
+    2 + 2 * i
+}
+fn path_ul(i: usize) -> usize {
+    3 + 2 * i
+}
+
+impl World {
+    pub fn new(cfg: &WorldConfig) -> Self {
+        let n_paths = if cfg.tunnel.is_some() { cfg.paths.len() } else { 1 };
+        let mut links = vec![Link::new(cfg.server_downlink), Link::new(cfg.server_uplink)];
+        let mut hops = vec![Hop::ProxyFromServer, Hop::Server];
+        for (i, (dl, ul)) in cfg.paths.iter().take(n_paths).enumerate() {
+            links.push(Link::new(*dl));
+            links.push(Link::new(*ul));
+            hops.push(Hop::Ue(i));
+            hops.push(Hop::ProxyFromUe(i));
+        }
+        let (server, ue_app) = match &cfg.app {
+            AppConfig::Tcp { tcp, cc } => {
+                let params = braid_core::cc::CcParams {
+                    mss_bytes: tcp.mss_bytes as u64,
+                    initial_window_pkts: tcp.initial_window_pkts as u64,
+                };
+                (
+                    ServerApp::Tcp(Box::new(TcpSender::new(*tcp, cc.build(params)))),
+                    UeApp::Tcp(Box::new(TcpReceiver::new(*tcp))),
+                )
+            }
+            AppConfig::Udp { packet_bytes, rate_bytes_per_s, total_bytes } => (
+                ServerApp::Udp(UdpSource::new(*packet_bytes, *rate_bytes_per_s, *total_bytes)),
+                UeApp::Udp { bytes: 0 },
+            ),
+        };
+        let tunnel = cfg.tunnel.as_ref().map(|t| Tunnel {
+            header_bytes: t.header_bytes,
+            proxy_tx: TunnelSender::new(t),
+            proxy_rx: TunnelReceiver::new(t),
+            ue_tx: TunnelSender::new(t),
+            ue_rx: TunnelReceiver::new(t),
+        });
+        let path_names: Vec<String> = cfg.path_names.iter().take(n_paths).cloned().collect();
+        World {
+            now: Instant::ZERO,
+            events: EventQueue::new(),
+            pool: PacketPool::with_capacity(8192),
+            links,
+            hops,
+            timers: [None; 6],
+            server,
+            ue_app,
+            tunnel,
+            rng: Pcg64Mcg::seed_from_u64(cfg.seed),
+            n_paths,
+            done_at: None,
+            udp_live: 0,
+            last_delivery: Instant::ZERO,
+            app_bytes: 0,
+            account: [DirAccount::default(); 2],
+            path_bytes: vec![0; n_paths],
+            protocol_delay_ms: Stat::default(),
+            hol_ms: Stat::default(),
+            path_srtt_ms: vec![Stat::default(); n_paths],
+            e2e_srtt_ms: Stat::default(),
+            wait_limit_ms: Stat::default(),
+            series: Series {
+                path_names,
+                bin_s: cfg.bin.as_secs_f64(),
+                path_bins: vec![Vec::new(); n_paths],
+                ..Default::default()
+            },
+            bin_ns: braid_core::time::duration_nanos(cfg.bin).max(1),
+            sample_interval: cfg.sample_interval,
+            max_time: Instant::ZERO + cfg.max_time,
+            simulated_packets: 0,
+        }
+    }
+
+    /// Runs until the transfer completes or `max_time` passes.
+    pub fn run(mut self) -> Outcome {
+        self.pump(Agent::Server);
+        self.events.schedule(Instant::ZERO, Event::Sample);
+        while self.done_at.is_none() {
+            let Some((t, ev)) = self.events.pop() else { break };
+            if t > self.max_time {
+                break;
+            }
+            self.now = t;
+            match ev {
+                Event::TxDone(l) => self.on_tx_done(l as usize),
+                Event::Arrive(l) => self.on_arrive(l as usize),
+                Event::Timer(a) => self.on_timer(AGENTS[a as usize]),
+                Event::Sample => self.on_sample(),
+            }
+        }
+        self.finish()
+    }
+
+    // ---- links ----
+
+    fn send(&mut self, link: usize, id: PktId) {
+        let l = &self.links[link];
+        let ip_len = self.pool.get(id).ip_len(self.tunnel.as_ref().map_or(0, |t| t.header_bytes));
+        let lost = l.spec.loss > 0.0 && self.rng.random::<f64>() < l.spec.loss;
+        self.simulated_packets += 1;
+        match self.links[link].enqueue(self.now, id, ip_len, lost) {
+            Enqueue::Started(done) => self.events.schedule(done, Event::TxDone(link as u16)),
+            Enqueue::Queued => {}
+            Enqueue::DroppedBuffer | Enqueue::DroppedLoss => {
+                self.drop_packet(id, |a| &mut a.link_drops)
+            }
+        }
+    }
+
+    fn on_tx_done(&mut self, link: usize) {
+        let (next, arrival) = self.links[link].tx_done(self.now);
+        if let Some(t) = next {
+            self.events.schedule(t, Event::TxDone(link as u16));
+        }
+        if let Some(t) = arrival {
+            self.events.schedule(t, Event::Arrive(link as u16));
+        }
+    }
+
+    fn on_arrive(&mut self, link: usize) {
+        while let Some(id) = self.links[link].pop_arrived(self.now) {
+            self.deliver(self.hops[link], link, id);
+        }
+        if let Some(t) = self.links[link].next_arrival() {
+            self.events.schedule(t, Event::Arrive(link as u16));
+        }
+    }
+
+    /// Frees a packet that left the system without reaching its application, charging it to
+    /// its direction's account when it was tunnel data.
+    fn drop_packet(&mut self, id: PktId, counter: fn(&mut DirAccount) -> &mut u64) {
+        let p = *self.pool.get(id);
+        if p.tunnel.is_some() && !matches!(p.payload, Payload::Feedback(_)) {
+            *counter(&mut self.account[usize::from(!p.downlink)]) += 1;
+        }
+        self.free(id);
+    }
+
+    fn free(&mut self, id: PktId) {
+        if matches!(self.pool.get(id).payload, Payload::Udp) {
+            self.udp_live -= 1;
+            if self.udp_live == 0 && matches!(&self.server, ServerApp::Udp(s) if s.is_done()) {
+                self.done_at = Some(self.last_delivery);
+            }
+        }
+        self.pool.free(id);
+    }
+
+    fn deliver(&mut self, hop: Hop, link: usize, id: PktId) {
+        let now = self.now;
+        match hop {
+            Hop::ProxyFromServer => {
+                if self.tunnel.is_some() {
+                    self.enter_tunnel(Agent::ProxyTx, id);
+                } else {
+                    self.send(path_dl(0), id);
+                }
+            }
+            Hop::Server => {
+                if let (ServerApp::Tcp(tcp), Payload::Ack(ack)) =
+                    (&mut self.server, self.pool.get(id).payload)
+                {
+                    tcp.handle_ack(now, &ack);
+                }
+                self.free(id);
+                self.pump(Agent::Server);
+            }
+            Hop::Ue(i) => {
+                let p = *self.pool.get(id);
+                let frame = (p.ip_len(self.tunnel.as_ref().map_or(0, |t| t.header_bytes))
+                    + self.links[link].spec.framing_bytes) as u64;
+                let bin = (now.as_nanos() / self.bin_ns) as usize;
+                Series::add_bin(&mut self.series.path_bins[i], bin, frame);
+                self.on_path_arrival(Agent::UeTx, Agent::UeRx, i, id);
+            }
+            Hop::ProxyFromUe(i) => self.on_path_arrival(Agent::ProxyTx, Agent::ProxyRx, i, id),
+        }
+    }
+
+    /// A packet came off path `i` at a tunnel endpoint whose sender is `tx` and receiver `rx`.
+    fn on_path_arrival(&mut self, tx: Agent, rx: Agent, i: usize, id: PktId) {
+        let now = self.now;
+        let p = *self.pool.get(id);
+        let Some(t) = self.tunnel.as_mut() else {
+            // Baseline: plain routing.
+            match tx {
+                Agent::UeTx => self.deliver_to_app(id),
+                _ => self.send(SERVER_UL, id),
+            }
+            return;
+        };
+        if let Payload::Feedback(fb) = p.payload {
+            let sender = if tx == Agent::ProxyTx { &mut t.proxy_tx } else { &mut t.ue_tx };
+            sender.handle_feedback(now, &fb);
+            self.pool.free(id);
+            self.pump(tx);
+            return;
+        }
+        let Some(header) = p.tunnel else {
+            self.free(id);
+            return;
+        };
+        if p.downlink {
+            self.path_bytes[i] += p.inner_len as u64;
+        }
+        self.pool.get_mut(id).reached_receiver = now;
+        let receiver = if rx == Agent::UeRx { &mut t.ue_rx } else { &mut t.proxy_rx };
+        if let Some(dup) = receiver.handle_data(now, &header, id) {
+            self.drop_packet(dup, |a| &mut a.reorder_drops);
+        }
+        self.pump(rx);
+    }
+
+    fn enter_tunnel(&mut self, tx: Agent, id: PktId) {
+        let now = self.now;
+        let Some(t) = self.tunnel.as_mut() else { return };
+        let p = self.pool.get_mut(id);
+        p.entered_tunnel = now;
+        let len = p.inner_len;
+        let dir = usize::from(!p.downlink);
+        self.account[dir].entered += 1;
+        let sender = if tx == Agent::ProxyTx { &mut t.proxy_tx } else { &mut t.ue_tx };
+        if sender.handle_packet(now, id, len).is_err() {
+            self.account[dir].sched_drops += 1;
+            self.free(id);
+        }
+        self.pump(tx);
+    }
+
+    fn deliver_to_app(&mut self, id: PktId) {
+        let now = self.now;
+        let p = *self.pool.get(id);
+        let bin = (now.as_nanos() / self.bin_ns) as usize;
+        match (&mut self.ue_app, p.payload) {
+            (UeApp::Tcp(rx), Payload::Segment(seg)) => {
+                let new = rx.handle_segment(now, &seg);
+                self.app_bytes += new;
+                Series::add_bin(&mut self.series.goodput_bins, bin, new);
+                if rx.is_complete() && self.done_at.is_none() {
+                    self.done_at = Some(now);
+                }
+            }
+            (UeApp::Udp { bytes }, Payload::Udp) => {
+                let payload = (p.inner_len - 28) as u64;
+                *bytes += payload;
+                self.app_bytes += payload;
+                self.last_delivery = now;
+                Series::add_bin(&mut self.series.goodput_bins, bin, payload);
+            }
+            _ => {}
+        }
+        self.free(id);
+        self.pump(Agent::UeApp);
+    }
+
+    // ---- endpoints ----
+
+    fn on_timer(&mut self, agent: Agent) {
+        let now = self.now;
+        let slot = &mut self.timers[agent as usize];
+        if *slot == Some(now) {
+            *slot = None;
+        }
+        match agent {
+            Agent::Server => {
+                if let ServerApp::Tcp(tcp) = &mut self.server {
+                    tcp.handle_timeout(now);
+                }
+            }
+            Agent::UeApp => {
+                if let UeApp::Tcp(rx) = &mut self.ue_app {
+                    rx.handle_timeout(now);
+                }
+            }
+            Agent::ProxyTx | Agent::UeTx => {
+                if let Some(t) = self.tunnel.as_mut() {
+                    let s = if agent == Agent::ProxyTx { &mut t.proxy_tx } else { &mut t.ue_tx };
+                    s.handle_timeout(now);
+                }
+            }
+            Agent::ProxyRx | Agent::UeRx => {}
+        }
+        self.pump(agent);
+    }
+
+    /// Drains an endpoint's outputs at `now` and re-arms its timer.
+    fn pump(&mut self, agent: Agent) {
+        let now = self.now;
+        match agent {
+            Agent::Server => loop {
+                let pkt = match &mut self.server {
+                    ServerApp::Tcp(tcp) => match tcp.poll_transmit(now) {
+                        Some(seg) => Packet::new(Payload::Segment(seg), seg.wire_len(), true),
+                        None => break,
+                    },
+                    ServerApp::Udp(src) => match src.poll_transmit(now) {
+                        Some(len) => {
+                            self.udp_live += 1;
+                            Packet::new(Payload::Udp, len, true)
+                        }
+                        None => break,
+                    },
+                };
+                let id = self.pool.alloc(pkt);
+                self.send(SERVER_DL, id);
+            },
+            Agent::UeApp => {
+                while let UeApp::Tcp(rx) = &mut self.ue_app {
+                    let Some(ack) = rx.poll_ack(now) else { break };
+                    let id = self.pool.alloc(Packet::new(Payload::Ack(ack), ack.wire_len(), false));
+                    if self.tunnel.is_some() {
+                        self.enter_tunnel(Agent::UeTx, id);
+                    } else {
+                        self.send(path_ul(0), id);
+                    }
+                }
+            }
+            Agent::ProxyTx | Agent::UeTx => {
+                let down = agent == Agent::ProxyTx;
+                while let Some(t) = self.tunnel.as_mut() {
+                    let s = if down { &mut t.proxy_tx } else { &mut t.ue_tx };
+                    let Some(tx) = s.poll_transmit(now) else { break };
+                    self.pool.get_mut(tx.payload).tunnel = Some(tx.header);
+                    self.send(if down { path_dl(tx.path) } else { path_ul(tx.path) }, tx.payload);
+                }
+            }
+            Agent::ProxyRx | Agent::UeRx => self.pump_receiver(agent == Agent::UeRx),
+        }
+        self.arm(agent);
+    }
+
+    fn pump_receiver(&mut self, down: bool) {
+        let now = self.now;
+        loop {
+            let Some(t) = self.tunnel.as_mut() else { return };
+            let r = if down { &mut t.ue_rx } else { &mut t.proxy_rx };
+            if let Some(fb) = r.poll_feedback(now) {
+                let len = FEEDBACK_OUTER_HEADER_BYTES + fb.encoded_len() as u32;
+                let i = fb.path_id as usize;
+                // Feedback for downlink data travels uplink, and vice versa.
+                let id = self.pool.alloc(Packet::new(Payload::Feedback(fb), len, !down));
+                self.send(if down { path_ul(i) } else { path_dl(i) }, id);
+                continue;
+            }
+            let Some(rel) = r.poll_deliver(now) else { return };
+            let id = rel.payload;
+            let p = self.pool.get_mut(id);
+            p.tunnel = None;
+            let (entered, reached) = (p.entered_tunnel, p.reached_receiver);
+            self.account[usize::from(!down)].delivered += 1;
+            if down {
+                self.protocol_delay_ms.add(now.nanos_since(entered) as f64 * 1e-6);
+                self.hol_ms.add(now.nanos_since(reached) as f64 * 1e-6);
+                self.deliver_to_app(id);
+            } else {
+                self.send(SERVER_UL, id);
+            }
+        }
+    }
+
+    fn deadline(&self, agent: Agent) -> Option<Instant> {
+        match agent {
+            Agent::Server => match &self.server {
+                ServerApp::Tcp(tcp) => tcp.poll_timeout(),
+                ServerApp::Udp(src) => src.poll_timeout(),
+            },
+            Agent::UeApp => match &self.ue_app {
+                UeApp::Tcp(rx) => rx.poll_timeout(),
+                UeApp::Udp { .. } => None,
+            },
+            Agent::ProxyTx => self.tunnel.as_ref()?.proxy_tx.poll_timeout(),
+            Agent::UeTx => self.tunnel.as_ref()?.ue_tx.poll_timeout(),
+            Agent::ProxyRx => self.tunnel.as_ref()?.proxy_rx.poll_timeout(),
+            Agent::UeRx => self.tunnel.as_ref()?.ue_rx.poll_timeout(),
+        }
+    }
+
+    /// Schedules the agent's timer if its deadline is earlier than the one already pending.
+    /// Later deadlines need no event: when the pending one fires, the agent re-arms.
+    fn arm(&mut self, agent: Agent) {
+        let Some(d) = self.deadline(agent) else { return };
+        let d = d.max(self.now);
+        let slot = &mut self.timers[agent as usize];
+        if slot.is_none_or(|s| d < s) {
+            *slot = Some(d);
+            self.events.schedule(d, Event::Timer(agent as u16));
+        }
+    }
+
+    // ---- observation ----
+
+    fn on_sample(&mut self) {
+        let now = self.now;
+        let mut row = TraceRow { t_s: now.as_secs_f64(), ..Default::default() };
+        if let ServerApp::Tcp(tcp) = &self.server {
+            let m = tcp.metrics();
+            row.e2e_cwnd_bytes = m.cwnd_bytes;
+            row.e2e_in_flight_bytes = m.in_flight_bytes;
+            row.e2e_srtt_ms = m.srtt.map_or(0.0, |d| d.as_secs_f64() * 1e3);
+            if m.srtt.is_some() {
+                self.e2e_srtt_ms.add(row.e2e_srtt_ms);
+            }
+        }
+        for i in 0..self.n_paths {
+            let mut s = PathSample {
+                bottleneck_queue_pkts: self.links[path_dl(i)].queue_len(),
+                ..Default::default()
+            };
+            if let Some(t) = &self.tunnel {
+                let m = t.proxy_tx.path_metrics(i);
+                s.cwnd_bytes = m.cc.cwnd_bytes;
+                s.in_flight_bytes = m.in_flight_bytes;
+                s.pacing_rate_mbps = m.cc.pacing_rate_bytes_per_s.map_or(0.0, |r| r as f64 * 8e-6);
+                s.phase = m.cc.phase.as_str();
+                if let Some(srtt) = m.srtt {
+                    s.srtt_ms = srtt.as_secs_f64() * 1e3;
+                    self.path_srtt_ms[i].add(s.srtt_ms);
+                }
+            }
+            self.series.path_trace.push(s);
+        }
+        if let Some(t) = &self.tunnel {
+            row.sched_queue_pkts = t.proxy_tx.queue_len();
+            row.reorder_pkts = t.ue_rx.reorder_len();
+            row.wait_limit_ms = t.ue_rx.wait_limit().as_secs_f64() * 1e3;
+            self.wait_limit_ms.add(row.wait_limit_ms);
+        }
+        self.series.trace.push(row);
+        self.events.schedule(now + self.sample_interval, Event::Sample);
+    }
+
+    /// Counts tunnel data packets of each direction still inside the system.
+    fn in_flight(&self) -> [u64; 2] {
+        let mut n = [0u64; 2];
+        let Some(t) = &self.tunnel else { return n };
+        n[0] += (t.proxy_tx.queue_len()
+            + (0..self.n_paths).map(|i| t.proxy_tx.pacing_queue_len(i)).sum::<usize>())
+            as u64;
+        n[1] += (t.ue_tx.queue_len()
+            + (0..self.n_paths).map(|i| t.ue_tx.pacing_queue_len(i)).sum::<usize>())
+            as u64;
+        n[0] += t.ue_rx.reorder_len() as u64;
+        n[1] += t.proxy_rx.reorder_len() as u64;
+        for link in &self.links {
+            for id in link.packets() {
+                let p = self.pool.get(id);
+                if p.tunnel.is_some() && !matches!(p.payload, Payload::Feedback(_)) {
+                    n[usize::from(!p.downlink)] += 1;
+                }
+            }
+        }
+        n
+    }
+
+    fn finish(self) -> Outcome {
+        let in_flight = self.in_flight();
+        let (retransmissions, rto_count) = match &self.server {
+            ServerApp::Tcp(tcp) => {
+                let m = tcp.metrics();
+                (m.retransmissions, m.rto_count)
+            }
+            ServerApp::Udp(_) => (0, 0),
+        };
+        let t = self.tunnel.as_ref();
+        let n = self.n_paths;
+        Outcome {
+            done_at: self.done_at,
+            app_bytes: self.app_bytes,
+            events: self.events.processed(),
+            simulated_packets: self.simulated_packets,
+            path_bytes: self.path_bytes.clone(),
+            path_frame_bytes: (0..n).map(|i| self.links[path_dl(i)].stats.tx_bytes).collect(),
+            path_drops: (0..n)
+                .map(|i| {
+                    self.links[path_dl(i)].stats.buffer_drops
+                        + self.links[path_dl(i)].stats.loss_drops
+                })
+                .collect(),
+            uplink_drops: (0..n)
+                .map(|i| {
+                    self.links[path_ul(i)].stats.buffer_drops
+                        + self.links[path_ul(i)].stats.loss_drops
+                })
+                .collect(),
+            server_link_drops: [SERVER_DL, SERVER_UL]
+                .iter()
+                .map(|&l| self.links[l].stats.buffer_drops + self.links[l].stats.loss_drops)
+                .sum(),
+            path_srtt_ms: self.path_srtt_ms.clone(),
+            path_sent_pkts: (0..n)
+                .map(|i| {
+                    t.map_or(self.links[path_dl(i)].stats.tx_pkts, |t| {
+                        t.proxy_tx.path_stats(i).sent_pkts
+                    })
+                })
+                .collect(),
+            path_lost_pkts: (0..n)
+                .map(|i| t.map_or(0, |t| t.proxy_tx.path_stats(i).lost_pkts))
+                .collect(),
+            account: self.account,
+            in_flight,
+            protocol_delay_ms: self.protocol_delay_ms,
+            hol_ms: self.hol_ms,
+            e2e_srtt_ms: self.e2e_srtt_ms,
+            wait_limit_ms: self.wait_limit_ms,
+            retransmissions,
+            rto_count,
+            reorder: t.map(|t| t.ue_rx.stats().reorder).unwrap_or_default(),
+            peak_live_packets: self.pool.capacity_used(),
+            series: self.series,
+        }
+    }
+}
