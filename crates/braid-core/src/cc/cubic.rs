@@ -64,8 +64,14 @@
 //!   first loss and overshoots less than this implementation.
 //! - **Fast convergence** is on by default (section 4.7 SHOULD; Linux `fast_convergence = 1`). The
 //!   RFC says to disable it for a lone flow; [`CubicConfig::fast_convergence`] does.
-//! - Not implemented: undo after spurious losses (section 4.9, MAY) and ECN (section 4.6's 1-SMSS
-//!   floor): the [`Controller`] trait reports neither.
+//! - **Undo after a spurious congestion event** (section 4.9, MAY;
+//!   [`Controller::on_spurious_congestion`]): `cwnd` and `ssthresh` as NewReno's undo (Linux
+//!   `cubictcp` uses `tcp_reno_undo_cwnd`: `max(cwnd, prior_cwnd)`), and, as section 4.9 lists,
+//!   `W_max`, `cwnd_prior` and the stage (`t_epoch`, K, `W_est`) as they were before the
+//!   reduction. Linux keeps the reduced `last_max_cwnd` and restarts the epoch instead; the
+//!   RFC's fuller restore is what makes the undo leave no trace of the false loss.
+//! - Not implemented: ECN (section 4.6's 1-SMSS floor): the [`Controller`] trait does not report
+//!   it.
 
 use std::time::Duration;
 
@@ -164,6 +170,14 @@ struct Epoch {
     w_est_bytes: f64,
 }
 
+/// CUBIC's state before a reduction, kept to undo it (RFC 9438 section 4.9's `*_prior` values).
+#[derive(Clone, Copy, Debug)]
+struct CubicUndo {
+    w_max_bytes: Option<f64>,
+    cwnd_prior_bytes: f64,
+    epoch: Option<Epoch>,
+}
+
 /// RFC 9438 CUBIC. See the module documentation.
 #[derive(Clone, Debug)]
 pub struct Cubic {
@@ -181,6 +195,9 @@ pub struct Cubic {
     rtt: RttEstimator,
     min_rtt: Option<Duration>,
     last_ack_time: Option<Instant>,
+    /// The state before the first reduction from the open state, as [`ClassicWindow`] keeps
+    /// `cwnd` and `ssthresh`.
+    undo: Option<CubicUndo>,
 }
 
 impl Cubic {
@@ -201,6 +218,7 @@ impl Cubic {
             rtt: RttEstimator::new(UNUSED_MIN_RTO),
             min_rtt: None,
             last_ack_time: None,
+            undo: None,
         }
     }
 
@@ -282,6 +300,18 @@ impl Cubic {
         self.epoch = Some(epoch);
     }
 
+    /// Section 4.9: remember the curve before a reduction from the open state (a reduction
+    /// inside an episode keeps the older values, as [`ClassicWindow`] does).
+    fn save_undo(&mut self) {
+        if self.window.is_open() {
+            self.undo = Some(CubicUndo {
+                w_max_bytes: self.w_max_bytes,
+                cwnd_prior_bytes: self.cwnd_prior_bytes,
+                epoch: self.epoch,
+            });
+        }
+    }
+
     /// Sections 4.2 and 5.8: time the window went unused does not advance the curve.
     fn exclude_app_limited_time(&mut self, now: Instant, since_last_ack: Duration) {
         if let Some(epoch) = self.epoch.as_mut() {
@@ -321,6 +351,7 @@ impl Controller for Cubic {
         if !self.window.on_congestion_event(event) {
             return;
         }
+        self.save_undo();
         let cwnd = self.cwnd_f64();
         // Section 4.7: fast convergence, before the reduction.
         self.w_max_bytes = Some(match self.w_max_bytes {
@@ -338,6 +369,7 @@ impl Controller for Cubic {
     }
 
     fn on_rto(&mut self, now: Instant) {
+        self.save_undo();
         let cwnd = self.cwnd_f64();
         // Section 4.8: ssthresh as in section 4.6 (held inside an episode, as NewReno).
         let ssthresh = self.window.recomputes_ssthresh_on_rto().then(|| {
@@ -349,6 +381,20 @@ impl Controller for Cubic {
         self.w_max_bytes = None;
         self.cwnd_carry_bytes = 0.0;
         self.epoch = None;
+    }
+
+    /// RFC 9438 section 4.9 and Linux `tcp_undo_cwnd_reduction` (`undo_cwnd` =
+    /// `tcp_reno_undo_cwnd`): see the module docs.
+    fn on_spurious_congestion(&mut self, _now: Instant) {
+        let restored_window = self.window.undo();
+        let Some(undo) = self.undo.take() else {
+            return;
+        };
+        debug_assert!(restored_window, "CUBIC and its window save undo state together");
+        self.w_max_bytes = undo.w_max_bytes;
+        self.cwnd_prior_bytes = undo.cwnd_prior_bytes;
+        self.epoch = undo.epoch;
+        self.cwnd_carry_bytes = 0.0;
     }
 
     fn cwnd_bytes(&self) -> u64 {
@@ -393,6 +439,27 @@ mod tests {
 
     fn w_max_pkts(cc: &Cubic) -> f64 {
         cc.w_max_bytes.expect("W_max is set") / MSS as f64
+    }
+
+    #[test]
+    fn undo_restores_the_window_and_the_curve_once() {
+        let mut cc = grown_to(CubicConfig::default(), 20);
+        cc.on_congestion_event(&loss(ms(60), ms(50))); // W_max 20, cwnd 14
+        cc.on_ack(&ack(ms(120), ms(70), MSS)); // a stage begins
+        let (cwnd, ssthresh) = (cc.cwnd_bytes(), cc.metrics().ssthresh_bytes);
+        let (w_max, epoch) = (cc.w_max_bytes, cc.epoch.map(|e| (e.start, e.k_s)));
+        cc.on_congestion_event(&loss(ms(130), ms(125))); // fast convergence: W_max 11.9
+        assert!(cc.cwnd_bytes() < cwnd);
+        assert!(w_max_pkts(&cc) < 14.0);
+        cc.on_spurious_congestion(ms(140));
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (cwnd, ssthresh));
+        assert_eq!((cc.w_max_bytes, cc.epoch.map(|e| (e.start, e.k_s))), (w_max, epoch));
+        assert_eq!(cc.metrics().phase, CcPhase::CongestionAvoidance);
+        // A second undo finds nothing to restore.
+        cc.on_ack(&ack(ms(150), ms(135), MSS));
+        let after = (cc.cwnd_bytes(), cc.metrics(), cc.w_max_bytes);
+        cc.on_spurious_congestion(ms(151));
+        assert_eq!((cc.cwnd_bytes(), cc.metrics(), cc.w_max_bytes), after);
     }
 
     #[test]

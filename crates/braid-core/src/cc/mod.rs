@@ -9,7 +9,11 @@
 //!    losses, then [`Controller::on_ack`] with everything the ACK delivered (Linux calls
 //!    `ssthresh` on entering recovery before `cong_control` runs on the same ACK);
 //! 3. [`Controller::on_rto`] when the retransmission timer fired and the whole flight is
-//!    considered lost (RFC 6298 section 5, RFC 5681 section 3.1 eq. 4).
+//!    considered lost (RFC 6298 section 5, RFC 5681 section 3.1 eq. 4);
+//! 4. [`Controller::on_spurious_congestion`] when the caller learns that the losses behind the
+//!    latest reduction were not losses (every packet declared lost was delivered by its original
+//!    transmission): Linux's undo (`tcp_try_undo_recovery` / `tcp_try_undo_partial` ->
+//!    `tcp_undo_cwnd_reduction` -> `ca_ops->undo_cwnd`).
 //!
 //! The controller answers with a window ([`Controller::cwnd_bytes`]), an optional pacing rate
 //! and a [`CcMetrics`] snapshot that schedulers inspect (CPF needs the window, ACPF and ECF the
@@ -201,6 +205,14 @@ pub trait Controller: fmt::Debug + Send {
     fn on_congestion_event(&mut self, event: &CongestionEvent);
     /// The retransmission timer expired: the flight is lost and the window collapses.
     fn on_rto(&mut self, now: Instant);
+    /// The congestion events since the controller last left its open state were spurious:
+    /// undo the reduction they caused (Linux `tcp_undo_cwnd_reduction`, which restores
+    /// `cwnd = ca_ops->undo_cwnd()` and `ssthresh = max(ssthresh, prior_ssthresh)`). A second
+    /// call without a new reduction in between does nothing. The default does nothing, for
+    /// controllers without an undo rule.
+    fn on_spurious_congestion(&mut self, now: Instant) {
+        let _ = now;
+    }
     /// Congestion window in charged bytes.
     fn cwnd_bytes(&self) -> u64;
     /// Pacing rate in bytes per second, or `None` for an ACK-clocked controller.

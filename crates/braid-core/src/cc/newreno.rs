@@ -57,6 +57,14 @@
 //!   been validated by the network (RFC 7661's premise; Linux grows only when
 //!   `tcp_is_cwnd_limited`, quinn-proto skips growth when app-limited). Reductions still apply.
 //! - [`CcMetrics::ssthresh_bytes`] is `None` until the first reduction (`ssthresh` is infinite).
+//! - **Undo** ([`Controller::on_spurious_congestion`], Linux `tcp_undo_cwnd_reduction` with
+//!   `tcp_reno_undo_cwnd`): `cwnd = max(cwnd, prior_cwnd)`, `ssthresh = max(ssthresh,
+//!   prior_ssthresh)`, where the priors are the values before the first reduction (recovery or
+//!   timeout) taken from the open state; further reductions before the episode ends keep those
+//!   priors (Linux sets `prior_cwnd` / `prior_ssthresh` only when not already reducing). The
+//!   episode is closed and its start forgotten, so a later genuine loss reduces again. Linux's
+//!   `prior_ssthresh` is `tcp_current_ssthresh` (at least 3/4 cwnd); ours is the plain
+//!   `ssthresh`, which makes no difference once `cwnd` is restored above it.
 //!
 //! The window bookkeeping that CUBIC shares unchanged (episodes, slow start, the RTO collapse,
 //! the app-limited rule; RFC 9438 section 4.2 keeps Reno's fast recovery) is `ClassicWindow`
@@ -170,6 +178,11 @@ impl Controller for NewReno {
         self.ca_acked_bytes = 0;
     }
 
+    /// Linux `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`: see the module docs.
+    fn on_spurious_congestion(&mut self, _now: Instant) {
+        self.window.undo();
+    }
+
     fn cwnd_bytes(&self) -> u64 {
         self.window.cwnd_bytes
     }
@@ -185,6 +198,15 @@ impl Controller for NewReno {
     fn name(&self) -> &'static str {
         "newreno"
     }
+}
+
+/// What a reduction changed, kept to undo it (Linux `prior_cwnd`, `prior_ssthresh`).
+#[derive(Clone, Copy, Debug)]
+struct WindowUndo {
+    prior_cwnd_bytes: u64,
+    prior_ssthresh_bytes: u64,
+    /// The episode start before the reduction, restored so the undone episode leaves no trace.
+    prior_recovery_start: Option<Instant>,
 }
 
 /// Which reduction, if any, the window is recovering from.
@@ -215,6 +237,9 @@ pub(super) struct ClassicWindow {
     episode: Episode,
     /// Charged bytes in flight as the caller last reported them (FlightSize for the RTO).
     in_flight_bytes: u64,
+    /// The state before the first reduction from the open state, until undone or replaced by
+    /// the next such reduction (Linux `undo_marker` with `prior_cwnd` / `prior_ssthresh`).
+    undo: Option<WindowUndo>,
 }
 
 impl ClassicWindow {
@@ -227,6 +252,7 @@ impl ClassicWindow {
             recovery_start: None,
             episode: Episode::Open,
             in_flight_bytes: 0,
+            undo: None,
         }
     }
 
@@ -269,6 +295,7 @@ impl ClassicWindow {
     /// Opens a recovery episode at `now`: `ssthresh` becomes `ssthresh_bytes` (at least 2 SMSS)
     /// and the window drops to it, but never rises and never goes below 2 SMSS.
     pub(super) fn enter_recovery(&mut self, now: Instant, ssthresh_bytes: u64) {
+        self.save_undo();
         self.ssthresh_bytes = ssthresh_bytes.max(self.min_window_bytes());
         self.cwnd_bytes = self.cwnd_bytes.min(self.ssthresh_bytes).max(self.min_window_bytes());
         self.recovery_start = Some(now);
@@ -284,12 +311,44 @@ impl ClassicWindow {
     /// The retransmission timer fired: `cwnd` collapses to the loss window, `ssthresh` becomes
     /// `ssthresh_bytes` (at least 2 SMSS) or is held when `None`, and a Loss episode begins.
     pub(super) fn enter_loss(&mut self, now: Instant, ssthresh_bytes: Option<u64>) {
+        self.save_undo();
         if let Some(ssthresh) = ssthresh_bytes {
             self.ssthresh_bytes = ssthresh.max(self.min_window_bytes());
         }
         self.cwnd_bytes = LOSS_WINDOW_SEGMENTS * self.mss_bytes;
         self.recovery_start = Some(now);
         self.episode = Episode::Loss;
+    }
+
+    /// Whether no reduction is in progress: the next reduction saves fresh undo state.
+    pub(super) fn is_open(&self) -> bool {
+        self.episode == Episode::Open
+    }
+
+    /// Linux `tcp_init_undo` / `tcp_init_cwnd_reduction`: remember the window before a
+    /// reduction from the open state; a reduction inside an episode keeps the older priors.
+    fn save_undo(&mut self) {
+        if self.is_open() {
+            self.undo = Some(WindowUndo {
+                prior_cwnd_bytes: self.cwnd_bytes,
+                prior_ssthresh_bytes: self.ssthresh_bytes,
+                prior_recovery_start: self.recovery_start,
+            });
+        }
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`: `cwnd = max(cwnd,
+    /// prior_cwnd)`, `ssthresh = max(ssthresh, prior_ssthresh)`, and the episode ends (Linux
+    /// returns to `TCP_CA_Open`). False when there is nothing to undo.
+    pub(super) fn undo(&mut self) -> bool {
+        let Some(undo) = self.undo.take() else {
+            return false;
+        };
+        self.cwnd_bytes = self.cwnd_bytes.max(undo.prior_cwnd_bytes);
+        self.ssthresh_bytes = self.ssthresh_bytes.max(undo.prior_ssthresh_bytes);
+        self.recovery_start = undo.prior_recovery_start;
+        self.episode = Episode::Open;
+        true
     }
 
     pub(super) fn in_slow_start(&self) -> bool {
@@ -655,6 +714,32 @@ mod tests {
         a.app_limited = true;
         cc.on_ack(&a);
         assert_eq!(cc.metrics().phase, CcPhase::CongestionAvoidance);
+        assert_eq!(cc.cwnd_bytes(), 5 * MSS);
+    }
+
+    #[test]
+    fn undo_restores_the_window_before_a_spurious_reduction_once() {
+        let mut cc = NewReno::new(params());
+        cc.on_congestion_event(&loss(ms(10), ms(0), 15 * MSS)); // ssthresh 8, cwnd 8
+        cc.on_ack(&ack(ms(70), ms(10), MSS)); // episode over, CA
+        for _ in 0..8 {
+            cc.on_ack(&ack(ms(80), ms(20), MSS));
+        }
+        let before = (cc.cwnd_bytes(), cc.metrics().ssthresh_bytes);
+        assert_eq!(before, (9 * MSS, Some(8 * MSS)));
+        cc.on_congestion_event(&loss(ms(100), ms(90), 10 * MSS)); // ssthresh 5, cwnd 5
+        cc.on_congestion_event(&loss(ms(101), ms(100), 3 * MSS)); // nested: ssthresh 2
+        assert_eq!(cc.cwnd_bytes(), 2 * MSS);
+        cc.on_spurious_congestion(ms(120));
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), before);
+        assert_eq!(cc.metrics().phase, CcPhase::CongestionAvoidance);
+        // Nothing left to undo.
+        cc.on_ack(&ack(ms(130), ms(110), MSS));
+        let after = cc.metrics();
+        cc.on_spurious_congestion(ms(131));
+        assert_eq!(cc.metrics(), after);
+        // The undone episode is forgotten: a loss from the same flight reduces again.
+        cc.on_congestion_event(&loss(ms(140), ms(95), 9 * MSS));
         assert_eq!(cc.cwnd_bytes(), 5 * MSS);
     }
 

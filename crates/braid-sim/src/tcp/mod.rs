@@ -30,7 +30,8 @@
 //! receiver reaches quickly), no DSACK (so no RACK reordering-window adaptation, RFC 8985
 //! section 6.2 step 4's `reo_wnd_mult` stays 1, and reordering is only learned from a late
 //! segment that arrives before it was retransmitted), no PRR (RFC 6937: the window during
-//! recovery is whatever the controller says), no F-RTO / undo of spurious recoveries, no Nagle.
+//! recovery is whatever the controller says), no F-RTO or undo after an RTO (fast recoveries are
+//! undone when proved spurious, see [`sender`]), no Nagle.
 //! The receiver's quick-ACK mode is modelled only at the start of the connection.
 
 pub mod rack;

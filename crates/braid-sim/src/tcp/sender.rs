@@ -28,6 +28,21 @@
 //!    `on_congestion_event` (the controllers ignore repeats from the same episode by comparing
 //!    `largest_lost_sent_time` with their recovery start), then `on_ack` reports the ACK.
 //!
+//! # Undo of spurious recoveries (Linux `tcp_try_undo_partial` / `tcp_try_undo_recovery`)
+//! Reordering beyond RACK's window makes segments look lost that are only late. Without DSACK
+//! the model uses Linux's other test, `tcp_packet_delayed` with `retrans_stamp == 0`: a fast
+//! recovery episode in which no retransmission was sent and every segment marked lost was
+//! then delivered by its original transmission was spurious. Entering recovery arms the undo
+//! (Linux `tcp_init_undo`: `undo_marker`); any retransmission or an RTO disarms it. The sender
+//! counts the segments marked lost in the episode that are still undelivered (one counter, so
+//! the check costs O(1) per ACK); when the count reaches zero with the undo armed, at the end
+//! of the episode or before it, the controller is told once
+//! ([`Controller::on_spurious_congestion`], Linux `tcp_undo_cwnd_reduction`) and the episode
+//! ends (Linux returns to `TCP_CA_Open`). A segment marked lost and then acknowledged or
+//! SACKed leaves the scoreboard's lost count as it is delivered, so the pipe stays exact. An
+//! episode that ends with lost segments still undelivered is not undone (Linux would undo it
+//! too when nothing was retransmitted; we keep the reduction for losses not yet disproved).
+//!
 //! # Timers
 //! - RTO (RFC 6298 section 5): started when data leaves and none is outstanding, restarted when
 //!   an ACK advances `snd_una`, doubled on every expiry (section 5.5) and reset to the estimator's
@@ -100,6 +115,8 @@ pub struct TcpSenderMetrics {
     pub tlp_count: u64,
     /// Fast-recovery episodes entered, plus losses repaired by a TLP retransmission.
     pub congestion_events: u64,
+    /// Fast-recovery episodes found spurious and undone (a subset of `congestion_events`).
+    pub spurious_recoveries: u64,
     pub in_recovery: bool,
     pub reordering_seen: bool,
     pub cc: CcMetrics,
@@ -113,6 +130,14 @@ struct Delivered {
     newest: Option<(Instant, u64, bool)>,
     /// Send time of the most recently sent newly delivered segment never retransmitted.
     rtt_sent_time: Option<Instant>,
+}
+
+/// The undo state of a fast-recovery episode that may still prove spurious (Linux
+/// `undo_marker` while `retrans_stamp == 0`).
+#[derive(Clone, Copy, Debug)]
+struct UndoArmed {
+    /// Segments marked lost in the episode and not yet delivered by their original.
+    lost_undelivered: u64,
 }
 
 /// The sending end of a greedy download.
@@ -140,6 +165,9 @@ pub struct TcpSender {
     rto_count: u64,
     tlp_count: u64,
     congestion_events: u64,
+    spurious_recoveries: u64,
+    /// Set while the current fast-recovery episode has sent no retransmission.
+    undo: Option<UndoArmed>,
 }
 
 impl TcpSender {
@@ -166,6 +194,8 @@ impl TcpSender {
             rto_count: 0,
             tlp_count: 0,
             congestion_events: 0,
+            spurious_recoveries: 0,
+            undo: None,
         }
     }
 
@@ -199,6 +229,7 @@ impl TcpSender {
             rto_count: self.rto_count,
             tlp_count: self.tlp_count,
             congestion_events: self.congestion_events,
+            spurious_recoveries: self.spurious_recoveries,
             in_recovery: self.recovery != Recovery::Open,
             reordering_seen: self.rack.reordering_seen(),
             cc: self.cc.metrics(),
@@ -267,6 +298,8 @@ impl TcpSender {
             self.board.on_retransmit(seq, info);
             self.rack.on_retransmit(seq, now);
             self.retransmissions += 1;
+            // Linux sets `retrans_stamp`: the episode can no longer prove spurious this way.
+            self.undo = None;
             if seq == self.board.una() && matches!(self.recovery, Recovery::Fast { .. }) {
                 self.rto_deadline = Some(now + self.rto());
             }
@@ -388,12 +421,14 @@ impl TcpSender {
         let una_advanced = self.board.una() > prior_una;
 
         // RFC 6675 section 5: recovery ends once the recovery point is cumulatively acked.
-        match self.recovery {
+        let episode_ended = match self.recovery {
             Recovery::Fast { point } | Recovery::Rto { point } if self.board.una() >= point => {
                 self.recovery = Recovery::Open;
+                true
             }
-            _ => {}
-        }
+            _ => false,
+        };
+        self.check_spurious_recovery(now, episode_ended);
 
         // RFC 8985 section 7.4: did an outstanding loss probe repair a loss?
         if self.tlp.on_ack(self.board.una(), delivered.bytes > 0) == TlpAckOutcome::RepairedLoss {
@@ -454,6 +489,12 @@ impl TcpSender {
         d: &mut Delivered,
     ) {
         d.bytes += u64::from(s.len_bytes);
+        if s.lost && !s.ever_retransmitted {
+            // Marked lost, yet its original arrived: the loss was reordering.
+            if let Some(undo) = self.undo.as_mut() {
+                undo.lost_undelivered = undo.lost_undelivered.saturating_sub(1);
+            }
+        }
         self.rate.on_delivered(now, u64::from(s.len_bytes), &s.rate);
         self.rack.on_delivered(seq, s, now, min_rtt);
         let t = s.xmit_time();
@@ -462,6 +503,22 @@ impl TcpSender {
         }
         if !s.ever_retransmitted && d.rtt_sent_time.is_none_or(|rt| t > rt) {
             d.rtt_sent_time = Some(t);
+        }
+    }
+
+    /// Linux `tcp_try_undo_partial` / `tcp_try_undo_recovery` with `tcp_packet_delayed`: see
+    /// the module docs. Called once per ACK after its deliveries, before new losses.
+    fn check_spurious_recovery(&mut self, now: Instant, episode_ended: bool) {
+        let Some(undo) = self.undo else {
+            return;
+        };
+        if undo.lost_undelivered == 0 {
+            self.undo = None;
+            self.spurious_recoveries += 1;
+            self.recovery = Recovery::Open;
+            self.cc.on_spurious_congestion(now);
+        } else if episode_ended {
+            self.undo = None;
         }
     }
 
@@ -483,6 +540,11 @@ impl TcpSender {
             self.recovery = Recovery::Fast { point: self.board.nxt() };
             self.congestion_events += 1;
             self.tlp.reset();
+            // Linux `tcp_init_undo`.
+            self.undo = Some(UndoArmed { lost_undelivered: 0 });
+        }
+        if let Some(undo) = self.undo.as_mut() {
+            undo.lost_undelivered += lost.segments;
         }
         self.cc.on_congestion_event(&CongestionEvent {
             now,
@@ -560,6 +622,7 @@ impl TcpSender {
         }
         self.rto_count += 1;
         self.lost_segments += self.board.mark_all_lost();
+        self.undo = None;
         self.rack.on_rto(self.board.nxt());
         self.recovery = Recovery::Rto { point: self.board.nxt() };
         self.tlp.reset();

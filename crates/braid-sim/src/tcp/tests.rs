@@ -29,6 +29,11 @@ struct CcLog {
     rtos: u64,
     acks: u64,
     last_ack: Option<AckEvent>,
+    /// `on_spurious_congestion` calls.
+    spurious: u64,
+    /// For [`Recording`]: the window before each congestion event and after each undo.
+    cwnd_before_congestion: Vec<u64>,
+    cwnd_after_undo: Vec<u64>,
 }
 
 /// A test-only controller with a constant window and an optional constant pacing rate.
@@ -58,6 +63,9 @@ impl Controller for FixedWindow {
     fn on_rto(&mut self, _now: Instant) {
         self.log.lock().unwrap().rtos += 1;
     }
+    fn on_spurious_congestion(&mut self, _now: Instant) {
+        self.log.lock().unwrap().spurious += 1;
+    }
     fn cwnd_bytes(&self) -> u64 {
         self.cwnd_bytes
     }
@@ -76,6 +84,56 @@ impl Controller for FixedWindow {
     }
     fn name(&self) -> &'static str {
         "fixed"
+    }
+}
+
+/// A real controller whose congestion events and undos are logged.
+#[derive(Debug)]
+struct Recording {
+    inner: Box<dyn Controller>,
+    log: Arc<Mutex<CcLog>>,
+}
+
+fn recording(alg: CcAlgorithm) -> (Box<dyn Controller>, Arc<Mutex<CcLog>>) {
+    let log = Arc::new(Mutex::new(CcLog::default()));
+    let inner = alg.build(TcpConfig::default().cc_params());
+    (Box::new(Recording { inner, log: log.clone() }), log)
+}
+
+impl Controller for Recording {
+    fn on_sent(&mut self, now: Instant, bytes: u64, in_flight_bytes: u64) {
+        self.inner.on_sent(now, bytes, in_flight_bytes);
+    }
+    fn on_ack(&mut self, ack: &AckEvent) {
+        self.inner.on_ack(ack);
+    }
+    fn on_congestion_event(&mut self, event: &CongestionEvent) {
+        let mut log = self.log.lock().unwrap();
+        log.congestion_events.push(*event);
+        log.cwnd_before_congestion.push(self.inner.cwnd_bytes());
+        self.inner.on_congestion_event(event);
+    }
+    fn on_rto(&mut self, now: Instant) {
+        self.log.lock().unwrap().rtos += 1;
+        self.inner.on_rto(now);
+    }
+    fn on_spurious_congestion(&mut self, now: Instant) {
+        self.inner.on_spurious_congestion(now);
+        let mut log = self.log.lock().unwrap();
+        log.spurious += 1;
+        log.cwnd_after_undo.push(self.inner.cwnd_bytes());
+    }
+    fn cwnd_bytes(&self) -> u64 {
+        self.inner.cwnd_bytes()
+    }
+    fn pacing_rate_bytes_per_s(&self) -> Option<u64> {
+        self.inner.pacing_rate_bytes_per_s()
+    }
+    fn metrics(&self) -> CcMetrics {
+        self.inner.metrics()
+    }
+    fn name(&self) -> &'static str {
+        self.inner.name()
     }
 }
 
@@ -375,10 +433,11 @@ fn a_single_drop_is_repaired_by_rack_without_rto() {
     assert_eq!(m.tlp_count, 0);
     assert_eq!((m.retransmissions, m.lost_segments), (1, 1));
     assert_eq!(m.congestion_events, 1);
+    assert_eq!(m.spurious_recoveries, 0);
     let log = log.lock().unwrap();
     assert_eq!(log.congestion_events.len(), 1);
     assert_eq!(log.congestion_events[0].lost_bytes, MSS);
-    assert_eq!(log.rtos, 0);
+    assert_eq!((log.rtos, log.spurious), (0, 0));
     // The retransmission left about one RTT after the original (3 SACKs: reo_wnd = 0).
     let sent = |retx: bool| h.sends.iter().find(|(_, s)| s.seq == 100 && s.retransmission == retx);
     let delay = sent(true).unwrap().0.saturating_since(sent(false).unwrap().0);
@@ -471,6 +530,54 @@ fn reordering_beyond_three_segments_is_taken_for_loss_until_reordering_was_seen(
     let m = h.sender.metrics();
     assert_eq!((m.retransmissions, m.congestion_events), (1, 1));
     assert!(!m.reordering_seen, "the late original was retransmitted: no proof without DSACK");
+    assert_eq!(m.spurious_recoveries, 0, "a retransmission was sent: no undo without DSACK");
+}
+
+#[test]
+fn a_late_original_arriving_before_its_retransmission_undoes_the_reduction() {
+    // Segment 300 arrives 3 ms late, overtaken by some 12 segments before any reordering was
+    // seen: RACK declares it lost and CUBIC cuts its window to 0.7x. The pipe then exceeds the
+    // window, so the retransmission waits, and the original arrives first: nothing was
+    // retransmitted and the only "lost" segment was delivered, so the episode was spurious.
+    let config = config_segments(3000);
+    let (cc, log) = recording(CcAlgorithm::Cubic);
+    // A buffer slow start cannot overflow, so the only "loss" is the late segment.
+    let path = Path { buffer_pkts: 10_000, ..Path::reference() };
+    let mut h =
+        Harness::new(config, cc, path).with_delay(delay_first_transmission_of(&[(300, THREE_MS)]));
+    h.check_invariants = true;
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let m = h.sender.metrics();
+    assert_eq!((m.congestion_events, m.lost_segments, m.retransmissions), (1, 1, 0), "{m:?}");
+    assert_eq!(m.spurious_recoveries, 1);
+    assert!(m.reordering_seen, "the late original proves reordering");
+    let log = log.lock().unwrap();
+    assert_eq!(log.spurious, 1);
+    assert_eq!(log.congestion_events.len(), 1);
+    assert!(
+        log.cwnd_after_undo[0] >= log.cwnd_before_congestion[0],
+        "undo restores the window: {:?} before, {:?} after",
+        log.cwnd_before_congestion,
+        log.cwnd_after_undo
+    );
+}
+
+#[test]
+fn a_drop_repaired_by_retransmission_is_not_undone() {
+    let config = config_segments(3000);
+    let (cc, log) = recording(CcAlgorithm::Cubic);
+    let path = Path { buffer_pkts: 10_000, ..Path::reference() };
+    let mut h = Harness::new(config, cc, path).with_drop(drop_first_transmission_of(&[300]));
+    h.check_invariants = true;
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let m = h.sender.metrics();
+    assert_eq!((m.congestion_events, m.retransmissions, m.rto_count), (1, 1, 0), "{m:?}");
+    assert_eq!(m.spurious_recoveries, 0);
+    let log = log.lock().unwrap();
+    assert_eq!(log.spurious, 0);
+    assert!(log.cwnd_after_undo.is_empty());
 }
 
 #[test]

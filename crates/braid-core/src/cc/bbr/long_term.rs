@@ -58,7 +58,7 @@ impl LongTermBw {
 }
 
 impl Bbr {
-    fn reset_lt_bw_sampling(&mut self) {
+    pub(super) fn reset_lt_bw_sampling(&mut self) {
         self.long_term.reset(self.delivered_time, self.delivered_bytes, self.lost_bytes);
     }
 

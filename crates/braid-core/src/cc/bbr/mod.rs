@@ -90,8 +90,12 @@
 //! - **After an RTO the cwnd is 1 MSS**: the kernel's `packets_in_flight + 1` with the whole
 //!   flight marked lost. Bytes lost to the RTO are not known, so they do not count toward
 //!   the long-term loss ratio unless the caller reports them as a congestion event.
-//! - **Not modelled**: undo of spurious recoveries (`bbr_undo_cwnd`; the trait has no undo
-//!   event), `is_ack_delayed` (taken as false), `snd_cwnd_clamp` and `sk_max_pacing_rate`
+//! - **Undo of a spurious recovery** ([`Controller::on_spurious_congestion`]) is the kernel's
+//!   `bbr_undo_cwnd` (restart full-pipe detection and long-term sampling, keep the cwnd) plus
+//!   what `tcp_undo_cwnd_reduction` does around it: the loss state returns to open (so the next
+//!   ACK restores the saved cwnd, as leaving recovery does) and the undone episode's start is
+//!   forgotten, so a genuine loss from the same flight starts recovery again.
+//! - **Not modelled**: `is_ack_delayed` (taken as false), `snd_cwnd_clamp` and `sk_max_pacing_rate`
 //!   (no caps). The initial pacing rate uses the first RTT sample where the kernel uses srtt,
 //!   and the BDP before any RTT sample is the initial window where the kernel uses
 //!   `TCP_INIT_CWND`.
@@ -210,6 +214,9 @@ pub struct Bbr {
 
     ack_aggregation: AckAggregation,
     long_term: LongTermBw,
+    /// Set when recovery (or an RTO) begins from the open state, until undone: the episode
+    /// start to go back to (the kernel's `undo_marker`).
+    undo_prior_recovery_start: Option<Option<Instant>>,
 }
 
 impl Bbr {
@@ -265,6 +272,7 @@ impl Bbr {
             prior_cwnd_bytes: 0,
             ack_aggregation: AckAggregation::default(),
             long_term: LongTermBw::default(),
+            undo_prior_recovery_start: None,
         };
         bbr.init_pacing_rate_from_rtt(None);
         bbr
@@ -318,6 +326,13 @@ impl Bbr {
         } else {
             // Recovery or ProbeRTT already cut the cwnd: keep the larger, older value.
             self.prior_cwnd_bytes = self.prior_cwnd_bytes.max(self.cwnd_bytes);
+        }
+    }
+
+    /// Arms the undo when a reduction begins from the open state (Linux `tcp_init_undo`).
+    fn save_undo(&mut self) {
+        if self.ca_state == CaState::Open {
+            self.undo_prior_recovery_start = Some(self.recovery_start);
         }
     }
 
@@ -383,6 +398,7 @@ impl Controller for Bbr {
             return;
         }
         self.save_cwnd();
+        self.save_undo();
         self.recovery_start = Some(event.now);
         // Losses during an RTO's loss state belong to it (the kernel stays in CA_Loss).
         if self.ca_state != CaState::Loss {
@@ -395,6 +411,7 @@ impl Controller for Bbr {
     fn on_rto(&mut self, now: Instant) {
         self.start_clock(now);
         self.save_cwnd();
+        self.save_undo();
         self.cwnd_bytes = self.mss_bytes;
         self.ca_state = CaState::Loss;
         self.prev_ca_state = CaState::Loss;
@@ -402,6 +419,22 @@ impl Controller for Bbr {
         self.full_bw_bytes_per_s = 0;
         self.round_start = true;
         self.lt_bw_sampling(1, false);
+    }
+
+    /// `bbr_undo_cwnd`: the loss was spurious, so the slow-down it caused may have hidden
+    /// bandwidth growth; restart full-pipe detection (`full_bw = 0`, `full_bw_cnt = 0`) and
+    /// long-term sampling (`bbr_reset_lt_bw_sampling`), and keep the cwnd (the kernel returns
+    /// `snd_cwnd`). As `tcp_undo_cwnd_reduction` then returns to `TCP_CA_Open`, the loss state
+    /// is open again and the next ACK restores the cwnd saved when recovery began.
+    fn on_spurious_congestion(&mut self, _now: Instant) {
+        let Some(prior_recovery_start) = self.undo_prior_recovery_start.take() else {
+            return;
+        };
+        self.full_bw_bytes_per_s = 0;
+        self.full_bw_cnt = 0;
+        self.reset_lt_bw_sampling();
+        self.ca_state = CaState::Open;
+        self.recovery_start = prior_recovery_start;
     }
 
     fn cwnd_bytes(&self) -> u64 {
@@ -517,6 +550,39 @@ mod tests {
         bbr.mode = Mode::ProbeRtt;
         assert_eq!(bbr.metrics().phase, CcPhase::ProbeRtt);
         assert_eq!(bbr.name(), "bbr");
+    }
+
+    #[test]
+    fn undo_restarts_full_pipe_detection_and_keeps_the_cwnd_once() {
+        let mut bbr = Bbr::new(params());
+        let now = Instant::from_nanos(1_000_000);
+        bbr.start_clock(now);
+        (bbr.full_bw_bytes_per_s, bbr.full_bw_cnt) = (1_000_000, 2);
+        bbr.long_term.use_bw = true;
+        bbr.long_term.bw_bytes_per_s = 500_000;
+        let event = CongestionEvent {
+            now,
+            largest_lost_sent_time: now,
+            lost_bytes: MSS,
+            in_flight_bytes: 0,
+        };
+        bbr.on_congestion_event(&event);
+        assert_eq!(bbr.metrics().phase, CcPhase::Recovery);
+        let cwnd = bbr.cwnd_bytes();
+        bbr.on_spurious_congestion(now);
+        assert_eq!((bbr.full_bw_bytes_per_s, bbr.full_bw_cnt), (0, 0));
+        assert!(!bbr.long_term.use_bw);
+        assert_eq!(bbr.long_term.bw_bytes_per_s, 0);
+        assert_eq!(bbr.cwnd_bytes(), cwnd, "bbr_undo_cwnd keeps snd_cwnd");
+        assert_eq!(bbr.metrics().phase, CcPhase::Startup);
+        assert_eq!(bbr.recovery_start, None, "the undone episode is forgotten");
+        // A second undo without a new episode changes nothing.
+        bbr.full_bw_cnt = 1;
+        bbr.on_spurious_congestion(now);
+        assert_eq!(bbr.full_bw_cnt, 1);
+        // The same loss reported again starts recovery again.
+        bbr.on_congestion_event(&event);
+        assert_eq!(bbr.metrics().phase, CcPhase::Recovery);
     }
 
     #[test]
