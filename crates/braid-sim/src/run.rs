@@ -116,7 +116,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> WorldConfig {
         },
         E2eKind::Udp => AppConfig::Udp {
             packet_bytes: s.e2e.udp_packet_bytes,
-            rate_bytes_per_s: mbps_to_bytes_per_s(s.e2e.udp_rate_mbps.unwrap_or(sl.rate_mbps)),
+            rate_bytes_per_s: mbps_to_bytes_per_s(s.udp_rate_mbps()),
             // The budget counts payload; each datagram carries packet_bytes - 28 of it.
             total_bytes: s
                 .e2e

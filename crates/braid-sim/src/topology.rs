@@ -263,11 +263,16 @@ impl World {
         self.finish()
     }
 
+    /// Bytes the tunnel adds to an encapsulated packet (zero in the baseline).
+    fn tunnel_header_bytes(&self) -> u32 {
+        self.tunnel.as_ref().map_or(0, |t| t.header_bytes)
+    }
+
     // ---- links ----
 
     fn send(&mut self, link: usize, id: PktId) {
         let l = &self.links[link];
-        let ip_len = self.pool.get(id).ip_len(self.tunnel.as_ref().map_or(0, |t| t.header_bytes));
+        let ip_len = self.pool.get(id).ip_len(self.tunnel_header_bytes());
         let lost = l.spec.loss > 0.0 && self.rng.random::<f64>() < l.spec.loss;
         self.simulated_packets += 1;
         match self.links[link].enqueue(self.now, id, ip_len, lost) {
@@ -339,7 +344,7 @@ impl World {
             }
             Hop::Ue(i) => {
                 let p = *self.pool.get(id);
-                let frame = (p.ip_len(self.tunnel.as_ref().map_or(0, |t| t.header_bytes))
+                let frame = (p.ip_len(self.tunnel_header_bytes())
                     + self.links[link].spec.framing_bytes) as u64;
                 let bin = (now.as_nanos() / self.bin_ns) as usize;
                 Series::add_bin(&mut self.series.path_bins[i], bin, frame);

@@ -77,6 +77,13 @@ struct SenderPath<P> {
     stats: PathStats,
 }
 
+impl<P> SenderPath<P> {
+    /// What the scheduler counts against the window: on the network plus waiting for pacing.
+    fn in_flight_bytes(&self) -> u64 {
+        self.tracker.outstanding_bytes + self.queued_bytes
+    }
+}
+
 /// Sender side of one tunnel direction. See the module documentation.
 #[derive(Debug)]
 pub struct TunnelSender<P> {
@@ -203,7 +210,7 @@ impl<P> TunnelSender<P> {
                     index: i,
                     cost: p.cost,
                     is_up: true,
-                    in_flight_bytes: p.tracker.outstanding_bytes + p.queued_bytes,
+                    in_flight_bytes: p.in_flight_bytes(),
                     charge_bytes: charge,
                     srtt: p.tracker.rtt.srtt(),
                     cc: self.cc.metrics(i),
@@ -224,7 +231,7 @@ impl<P> TunnelSender<P> {
         // The queue is empty: paths with room are limited by the application, not the window
         // (draft-cheng-iccrg-delivery-rate-estimation section 3.4).
         for (i, p) in self.paths.iter_mut().enumerate() {
-            let in_flight = p.tracker.outstanding_bytes + p.queued_bytes;
+            let in_flight = p.in_flight_bytes();
             if p.pacing_queue.is_empty() && in_flight + self.mss_bytes <= self.cc.cwnd_bytes(i) {
                 p.tracker.rate.on_app_limited(in_flight);
             }
@@ -281,7 +288,7 @@ impl<P> TunnelSender<P> {
         let p = &self.paths[path];
         PathMetrics {
             cc: self.cc.metrics(path),
-            in_flight_bytes: p.tracker.outstanding_bytes + p.queued_bytes,
+            in_flight_bytes: p.in_flight_bytes(),
             srtt: p.tracker.rtt.srtt(),
             min_rtt: p.tracker.rtt.min_rtt(),
             pacing_queue_pkts: p.pacing_queue.len(),
