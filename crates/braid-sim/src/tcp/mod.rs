@@ -29,7 +29,8 @@
 //! scaling dynamics (the receive window is a constant `rwnd_bytes`, as an auto-tuned Linux
 //! receiver reaches quickly), no DSACK (so no RACK reordering-window adaptation, RFC 8985
 //! section 6.2 step 4's `reo_wnd_mult` stays 1, and reordering is only learned from a late
-//! segment that arrives before it was retransmitted), no PRR (RFC 6937: the window during
+//! segment that arrives before it was retransmitted, or that fills its hole before its
+//! retransmission does: timestamps, RFC 7323, are modelled for that), no PRR (RFC 6937: the window during
 //! recovery is whatever the controller says), no F-RTO or undo after an RTO (fast recoveries are
 //! undone when proved spurious, see [`sender`]), no Nagle.
 //! The receiver's quick-ACK mode is modelled only at the start of the connection.
@@ -46,6 +47,7 @@ mod tests;
 use std::time::Duration;
 
 use braid_core::cc::CcParams;
+use braid_core::time::Instant;
 
 pub use receiver::{TcpReceiver, TcpReceiverMetrics};
 pub use sender::{TcpSender, TcpSenderMetrics};
@@ -178,6 +180,11 @@ pub struct Segment {
     pub len_bytes: u32,
     /// Whether this transmission is a retransmission (including a TLP retransmission).
     pub retransmission: bool,
+    /// The timestamp option's TSval (RFC 7323 section 3): when this transmission left. The
+    /// model keeps nanoseconds where Linux keeps milliseconds or microseconds (`tcp_usec_ts`);
+    /// only order comparisons are made, so the finer clock only breaks ties Linux would call
+    /// equal.
+    pub ts_val: Instant,
 }
 
 impl Segment {
@@ -217,6 +224,9 @@ pub struct Ack {
     /// received segment (RFC 2018 section 4).
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
     pub sack_count: u8,
+    /// The timestamp option's TSecr: the receiver's `TS.Recent` (RFC 7323 section 4.3), the
+    /// TSval of the segment that most recently advanced the left edge of the window.
+    pub ts_ecr: Instant,
 }
 
 impl Ack {
@@ -250,7 +260,7 @@ mod wire_tests {
         let sum: u64 = (0..11).map(|s| u64::from(cfg.segment_len(s))).sum();
         assert_eq!(sum, cfg.total_bytes);
         assert_eq!(cfg.bytes_before(11), cfg.total_bytes);
-        let seg = Segment { seq: 0, len_bytes: 1448, retransmission: false };
+        let seg = Segment { seq: 0, len_bytes: 1448, retransmission: false, ts_val: Instant::ZERO };
         assert_eq!(seg.wire_len(), 1500);
     }
 

@@ -114,6 +114,13 @@ impl Rack {
         self.reordering_seen
     }
 
+    /// Records reordering proved by other means than RACK's own test: an undone recovery
+    /// (Linux `tcp_try_undo_partial` -> `tcp_check_sack_reordering` bumps `reord_seen`, which
+    /// `tcp_rack_reo_wnd` reads).
+    pub fn note_reordering(&mut self) {
+        self.reordering_seen = true;
+    }
+
     /// A retransmission of `seq` left at `now`.
     pub fn on_retransmit(&mut self, seq: u64, now: Instant) {
         self.retransmissions.push_back((seq, now));

@@ -68,6 +68,10 @@ pub struct TcpReceiver {
     quickacks_left: u32,
     ack_now: bool,
     delack_deadline: Option<Instant>,
+    /// RFC 7323 section 4.3 `TS.Recent`, echoed as every ACK's TSecr.
+    ts_recent: Instant,
+    /// RFC 7323 `Last.ACK.sent`: the cumulative ACK of the latest ACK sent (Linux `rcv_wup`).
+    last_ack_sent: u64,
     metrics: TcpReceiverMetrics,
 }
 
@@ -84,6 +88,8 @@ impl TcpReceiver {
             quickacks_left: QUICKACK_SEGMENTS,
             ack_now: false,
             delack_deadline: None,
+            ts_recent: Instant::ZERO,
+            last_ack_sent: 0,
             metrics: TcpReceiverMetrics::default(),
         }
     }
@@ -106,6 +112,12 @@ impl TcpReceiver {
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) -> u64 {
         self.metrics.segments_received += 1;
         let seq = seg.seq;
+        // RFC 7323 section 4.3 (Linux `tcp_replace_ts_recent`): echo the TSval of the segment
+        // that advanced the left edge, so a hole filled by a late original echoes the original's
+        // send time and a hole filled by a retransmission echoes the retransmission's.
+        if seq <= self.last_ack_sent && seg.ts_val >= self.ts_recent {
+            self.ts_recent = seg.ts_val;
+        }
         let beyond_window = (seq.saturating_sub(self.rcv_nxt)) * u64::from(self.config.mss_bytes)
             >= self.config.rwnd_bytes;
         if seq >= self.total_segments || beyond_window {
@@ -182,7 +194,8 @@ impl TcpReceiver {
     }
 
     fn build_ack(&mut self) -> Ack {
-        let mut ack = Ack { cum_ack: self.rcv_nxt, ..Ack::default() };
+        self.last_ack_sent = self.rcv_nxt;
+        let mut ack = Ack { cum_ack: self.rcv_nxt, ts_ecr: self.ts_recent, ..Ack::default() };
         let mut n = 0;
         let mut kept = 0;
         for i in 0..self.recent_len {
@@ -222,7 +235,7 @@ mod tests {
     use std::time::Duration;
 
     fn seg(seq: u64) -> Segment {
-        Segment { seq, len_bytes: 1448, retransmission: false }
+        Segment { seq, len_bytes: 1448, retransmission: false, ts_val: Instant::from_nanos(seq) }
     }
 
     fn cfg(segments: u64) -> TcpConfig {
@@ -244,6 +257,29 @@ mod tests {
     }
 
     const Q: u64 = QUICKACK_SEGMENTS as u64;
+
+    fn seg_at(seq: u64, sent_ns: u64) -> Segment {
+        Segment { ts_val: Instant::from_nanos(sent_ns), ..seg(seq) }
+    }
+
+    #[test]
+    fn the_echoed_timestamp_is_that_of_the_segment_that_filled_the_hole() {
+        // RFC 7323 section 4.3: out-of-order segments do not update TS.Recent; the segment
+        // that advances the left edge does, whether an original or a retransmission.
+        let mut r = receiver_after(cfg(Q + 10), Q);
+        r.handle_segment(Instant::ZERO, &seg_at(Q + 1, 500));
+        assert_eq!(r.poll_ack(Instant::ZERO).unwrap().ts_ecr, Instant::from_nanos(Q - 1));
+        r.handle_segment(Instant::ZERO, &seg_at(Q, 400)); // the late original
+        assert_eq!(r.poll_ack(Instant::ZERO).unwrap().ts_ecr, Instant::from_nanos(400));
+
+        let mut r = receiver_after(cfg(Q + 10), Q);
+        r.handle_segment(Instant::ZERO, &seg_at(Q + 1, 500));
+        r.poll_ack(Instant::ZERO);
+        r.handle_segment(Instant::ZERO, &seg_at(Q, 900)); // its retransmission
+        assert_eq!(r.poll_ack(Instant::ZERO).unwrap().ts_ecr, Instant::from_nanos(900));
+        r.handle_segment(Instant::ZERO, &seg_at(Q, 400)); // the original, now a duplicate
+        assert_eq!(r.poll_ack(Instant::ZERO).unwrap().ts_ecr, Instant::from_nanos(900));
+    }
 
     #[test]
     fn quick_ack_mode_acknowledges_the_first_segments_at_once() {

@@ -113,6 +113,16 @@ impl Scoreboard {
         self.segs.len() as u64
     }
 
+    /// Bytes marked lost and not yet delivered by any transmission (Linux `lost_out`).
+    pub fn lost_bytes(&self) -> u64 {
+        self.lost_bytes
+    }
+
+    /// Bytes of retransmissions in flight (Linux `retrans_out`).
+    pub fn retrans_in_flight_bytes(&self) -> u64 {
+        self.retrans_bytes
+    }
+
     pub fn sacked_bytes(&self) -> u64 {
         self.sacked_bytes
     }

@@ -30,18 +30,24 @@
 //!
 //! # Undo of spurious recoveries (Linux `tcp_try_undo_partial` / `tcp_try_undo_recovery`)
 //! Reordering beyond RACK's window makes segments look lost that are only late. Without DSACK
-//! the model uses Linux's other test, `tcp_packet_delayed` with `retrans_stamp == 0`: a fast
-//! recovery episode in which no retransmission was sent and every segment marked lost was
-//! then delivered by its original transmission was spurious. Entering recovery arms the undo
-//! (Linux `tcp_init_undo`: `undo_marker`); any retransmission or an RTO disarms it. The sender
-//! counts the segments marked lost in the episode that are still undelivered (one counter, so
-//! the check costs O(1) per ACK); when the count reaches zero with the undo armed, at the end
-//! of the episode or before it, the controller is told once
-//! ([`Controller::on_spurious_congestion`], Linux `tcp_undo_cwnd_reduction`) and the episode
-//! ends (Linux returns to `TCP_CA_Open`). A segment marked lost and then acknowledged or
-//! SACKed leaves the scoreboard's lost count as it is delivered, so the pipe stays exact. An
-//! episode that ends with lost segments still undelivered is not undone (Linux would undo it
-//! too when nothing was retransmitted; we keep the reduction for losses not yet disproved).
+//! the model uses Linux's other test, `tcp_packet_delayed`, with TCP timestamps (RFC 7323, on
+//! by default in Linux): `retrans_stamp` is the send time of the episode's first
+//! retransmission, and an ACK whose TSecr is older than it was triggered by an original
+//! transmission, so the hole it filled was reordering, not loss. Entering recovery arms the
+//! undo (Linux `tcp_init_undo`: `undo_marker`); an RTO disarms it. The episode is undone
+//! ([`Controller::on_spurious_congestion`], Linux `tcp_undo_cwnd_reduction`; the episode ends as
+//! Linux returns to `TCP_CA_Open`) on the first ACK that either
+//! - finds every segment marked lost delivered by its original while nothing was retransmitted
+//!   (`retrans_stamp == 0`); the sender counts the episode's lost segments still undelivered in
+//!   one counter, so the check is O(1) per ACK; or
+//! - advances `snd_una` with a TSecr older than `retrans_stamp` while no retransmission is in
+//!   flight (`tcp_try_undo_partial` undoes only when `retrans_out` is zero) and no segment is
+//!   still marked lost (our addition: Linux would also undo with a retransmission that was
+//!   itself lost; we keep the reduction for a loss not yet disproved).
+//!
+//! A segment marked lost and then acknowledged or SACKed leaves the scoreboard's lost count as
+//! it is delivered, so the pipe stays exact. An episode that ends without either proof is not
+//! undone.
 //!
 //! # Timers
 //! - RTO (RFC 6298 section 5): started when data leaves and none is outstanding, restarted when
@@ -166,8 +172,11 @@ pub struct TcpSender {
     tlp_count: u64,
     congestion_events: u64,
     spurious_recoveries: u64,
-    /// Set while the current fast-recovery episode has sent no retransmission.
+    /// Set while the current fast-recovery episode may still prove spurious.
     undo: Option<UndoArmed>,
+    /// Send time of the first retransmission since the sender was last clean (Linux
+    /// `retrans_stamp`).
+    retrans_stamp: Option<Instant>,
 }
 
 impl TcpSender {
@@ -196,6 +205,7 @@ impl TcpSender {
             congestion_events: 0,
             spurious_recoveries: 0,
             undo: None,
+            retrans_stamp: None,
         }
     }
 
@@ -298,8 +308,7 @@ impl TcpSender {
             self.board.on_retransmit(seq, info);
             self.rack.on_retransmit(seq, now);
             self.retransmissions += 1;
-            // Linux sets `retrans_stamp`: the episode can no longer prove spurious this way.
-            self.undo = None;
+            self.retrans_stamp.get_or_insert(now);
             if seq == self.board.una() && matches!(self.recovery, Recovery::Fast { .. }) {
                 self.rto_deadline = Some(now + self.rto());
             }
@@ -318,7 +327,7 @@ impl TcpSender {
         if !retransmission && !probe {
             self.schedule_tlp(now);
         }
-        Segment { seq, len_bytes: len, retransmission }
+        Segment { seq, len_bytes: len, retransmission, ts_val: now }
     }
 
     /// Linux `tcp_update_skb_after_send`: the next release is one payload-transmission time at
@@ -428,7 +437,7 @@ impl TcpSender {
             }
             _ => false,
         };
-        self.check_spurious_recovery(now, episode_ended);
+        self.check_spurious_recovery(now, episode_ended, una_advanced, ack.ts_ecr);
 
         // RFC 8985 section 7.4: did an outstanding loss probe repair a loss?
         if self.tlp.on_ack(self.board.una(), delivered.bytes > 0) == TlpAckOutcome::RepairedLoss {
@@ -508,14 +517,44 @@ impl TcpSender {
 
     /// Linux `tcp_try_undo_partial` / `tcp_try_undo_recovery` with `tcp_packet_delayed`: see
     /// the module docs. Called once per ACK after its deliveries, before new losses.
-    fn check_spurious_recovery(&mut self, now: Instant, episode_ended: bool) {
-        let Some(undo) = self.undo else {
-            return;
+    fn check_spurious_recovery(
+        &mut self,
+        now: Instant,
+        episode_ended: bool,
+        una_advanced: bool,
+        ts_ecr: Instant,
+    ) {
+        if let Some(undo) = self.undo {
+            self.try_undo(now, undo, episode_ended, una_advanced, ts_ecr);
+        }
+        // Linux clears `retrans_stamp` once no retransmission is outstanding in the Open state.
+        if self.recovery == Recovery::Open && self.board.retrans_in_flight_bytes() == 0 {
+            self.retrans_stamp = None;
+        }
+    }
+
+    fn try_undo(
+        &mut self,
+        now: Instant,
+        undo: UndoArmed,
+        episode_ended: bool,
+        una_advanced: bool,
+        ts_ecr: Instant,
+    ) {
+        let delayed = match self.retrans_stamp {
+            None => undo.lost_undelivered == 0,
+            Some(stamp) => {
+                una_advanced
+                    && ts_ecr < stamp
+                    && self.board.retrans_in_flight_bytes() == 0
+                    && self.board.lost_bytes() == 0
+            }
         };
-        if undo.lost_undelivered == 0 {
+        if delayed {
             self.undo = None;
             self.spurious_recoveries += 1;
             self.recovery = Recovery::Open;
+            self.rack.note_reordering();
             self.cc.on_spurious_congestion(now);
         } else if episode_ended {
             self.undo = None;

@@ -518,19 +518,48 @@ fn delay_first_transmission_of(
 }
 
 #[test]
-fn reordering_beyond_three_segments_is_taken_for_loss_until_reordering_was_seen() {
+fn reordering_beyond_three_segments_is_taken_for_loss_then_undone_by_the_timestamp() {
     // Segment 1000 arrives 3 ms late: about 12 later segments overtake it. With no reordering
-    // seen yet, three SACKs make reo_wnd zero and RACK retransmits it (spuriously).
+    // seen yet, three SACKs make reo_wnd zero and RACK retransmits it (spuriously: the fixed
+    // window leaves room). The late original fills the hole before the retransmission
+    // arrives, so the ACK echoes the original's TSval, older than the retransmission: Linux's
+    // `tcp_packet_delayed` proves the recovery spurious and undoes it, and RACK has now seen
+    // reordering.
     let config = config_segments(3000);
-    let (cc, _) = fixed(100, None);
+    let (cc, log) = fixed(100, None);
     let mut h = Harness::new(config, cc, Path::reference())
         .with_delay(delay_first_transmission_of(&[(1000, THREE_MS)]));
+    h.check_invariants = true;
     h.run(at_ms(10_000));
     h.assert_delivered_exactly_once(&config);
     let m = h.sender.metrics();
-    assert_eq!((m.retransmissions, m.congestion_events), (1, 1));
-    assert!(!m.reordering_seen, "the late original was retransmitted: no proof without DSACK");
-    assert_eq!(m.spurious_recoveries, 0, "a retransmission was sent: no undo without DSACK");
+    assert_eq!((m.retransmissions, m.congestion_events), (1, 1), "{m:?}");
+    assert_eq!(m.spurious_recoveries, 1, "{m:?}");
+    assert!(m.reordering_seen);
+    assert_eq!(log.lock().unwrap().spurious, 1);
+}
+
+#[test]
+fn a_hole_filled_by_the_retransmission_is_not_undone_even_if_the_original_arrives_later() {
+    // Segment 1000's original is 300 ms late: its retransmission fills the hole first, so the
+    // ACK echoes the retransmission's TSval and the reduction stands (Linux would need DSACK).
+    let config = config_segments(3000);
+    let (cc, log) = fixed(100, None);
+    let late = Duration::from_millis(300);
+    let mut h = Harness::new(config, cc, Path::reference()).with_delay(move |seg: &Segment| {
+        if seg.seq == 1000 && !seg.retransmission {
+            late
+        } else {
+            Duration::ZERO
+        }
+    });
+    h.check_invariants = true;
+    h.run(at_ms(10_000));
+    h.assert_delivered_exactly_once(&config);
+    let m = h.sender.metrics();
+    assert_eq!((m.retransmissions, m.congestion_events, m.rto_count), (1, 1, 0), "{m:?}");
+    assert_eq!(m.spurious_recoveries, 0, "{m:?}");
+    assert_eq!(log.lock().unwrap().spurious, 0);
 }
 
 #[test]
