@@ -7,6 +7,12 @@
 //! when no feedback acknowledges anything for an RTO, every outstanding packet is declared lost.
 //! The tunnel is unreliable (DCCP-like): a lost packet is only news for the congestion
 //! controller; nothing is retransmitted.
+//!
+//! RTT samples follow RFC 9002 section 5.1: when feedback newly acknowledges the largest path
+//! sequence number so far, `latest_rtt = now - time that packet was transmitted - hold time`
+//! (the receiver's `ack_delay`; it holds for the newest packet, which on a FIFO path is the
+//! largest). The transmission time is the tracker's own, not the header's timestamp, which is
+//! taken earlier, at scheduling (see [`crate::wire::DataHeader::send_ts_ns`]).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -129,9 +135,8 @@ impl SentTracker {
         let mut rtt_sample = None;
         if self.largest_acked.is_none_or(|l| largest_seq > l) {
             self.largest_acked = Some(largest_seq);
-            let echo = Instant::from_nanos(fb.echo_ts_ns);
-            let elapsed = now.nanos_since(echo);
-            if fb.echo_ts_ns <= now.as_nanos() && elapsed > fb.hold_time_ns {
+            let elapsed = now.nanos_since(largest_sent_time);
+            if elapsed > fb.hold_time_ns {
                 let r = Duration::from_nanos(elapsed - fb.hold_time_ns);
                 self.rtt.update(r);
                 rtt_sample = Some(r);
@@ -273,13 +278,17 @@ mod tests {
     }
 
     #[test]
-    fn acks_measure_rtt_from_the_echo_minus_hold_time() {
+    fn acks_measure_rtt_from_the_transmission_time_minus_hold_time() {
+        // Scheduled at 3 ms (the header timestamp the receiver echoes), transmitted at 10 ms
+        // after waiting for pacing, acknowledged at 52 ms after a 2 ms hold: the RTT is 40 ms,
+        // not the 47 ms the echo would give.
         let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
-        t.on_sent(ms(0), 0, 1000);
-        let mut fb = feedback(&[(0, 0)], 0);
+        t.on_sent(ms(10), 0, 1000);
+        let mut fb = feedback(&[(0, 0)], 3);
         fb.hold_time_ns = 2_000_000;
-        let out = t.on_feedback(ms(42), &fb);
+        let out = t.on_feedback(ms(52), &fb);
         assert_eq!(t.rtt.srtt(), Some(Duration::from_millis(40)));
+        assert_eq!(out.ack.unwrap().rtt, Some(Duration::from_millis(40)));
         assert_eq!(out.ack.unwrap().newly_acked_bytes, 1000);
         assert_eq!(t.outstanding_bytes, 0);
     }

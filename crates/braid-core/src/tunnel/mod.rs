@@ -4,8 +4,8 @@
 //! traffic, the UE for uplink) and a [`TunnelReceiver`] at the egress. The sender queues packets
 //! in a bounded drop-tail scheduler queue, asks the scheduler for a path per packet, charges the
 //! path's congestion controller, paces when the controller gives a rate, and detects losses per
-//! path from the receiver's feedback. The receiver acknowledges per path, echoing the send
-//! timestamp, and hands packets to the application in the order its reorder policy releases
+//! path from the receiver's feedback. The receiver acknowledges per path, echoing the header
+//! timestamp (taken when the packet was scheduled), and hands packets to the application in the order its reorder policy releases
 //! them. Both are sans-I/O and generic over the payload handle `P`: the simulator passes packet
 //! indices, the data plane passes buffer handles, and neither copies payload bytes here.
 //!

@@ -63,6 +63,8 @@ struct Assigned<P> {
     len: u32,
     global_seq: u64,
     charge: u64,
+    /// When the packet was scheduled onto the path: its header timestamp.
+    scheduled_at: Instant,
 }
 
 #[derive(Debug)]
@@ -194,7 +196,7 @@ impl<P> TunnelSender<P> {
             payload_len: a.len.min(u16::MAX as u32) as u16,
             global_seq: a.global_seq,
             path_seq,
-            send_ts_ns: now.as_nanos(),
+            send_ts_ns: a.scheduled_at.as_nanos(),
         };
         Some(Transmit { path: i, header, payload: a.payload, wire_len })
     }
@@ -225,6 +227,7 @@ impl<P> TunnelSender<P> {
                 len: q.len,
                 global_seq: self.next_global_seq,
                 charge,
+                scheduled_at: now,
             });
             self.next_global_seq += 1;
         }

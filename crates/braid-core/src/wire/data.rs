@@ -35,7 +35,12 @@ pub struct DataHeader {
     pub global_seq: u64,
     /// Sequence number on this path, for per-path loss detection and feedback.
     pub path_seq: u64,
-    /// Sender clock at transmission, in ns; the receiver echoes it and measures one-way delay.
+    /// Sender clock, in ns, when the sender scheduled the packet onto this path (gave it its
+    /// global sequence number), *before* the path's pacing queue. The receiver measures the
+    /// one-way delay that reordering must absorb from it, so it includes the time the packet
+    /// waited at the sender while later packets left on other paths; the seed's user-space
+    /// framework stamps its header the same way, before writing to the per-path socket (seed
+    /// 000 section 2.2). The receiver also echoes it in feedback.
     pub send_ts_ns: u64,
 }
 

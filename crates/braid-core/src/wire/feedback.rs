@@ -155,7 +155,10 @@ impl<'a> IntoIterator for &'a AckRanges {
 pub struct Feedback {
     pub path_id: u8,
     pub ranges: AckRanges,
-    /// Send timestamp (sender clock, ns) of the packet that triggered this feedback.
+    /// Send timestamp (sender clock, ns) of the packet that triggered this feedback: with
+    /// `hold_time_ns`, a sender without per-packet state (or an observer) gets the RTT including
+    /// the sender's queueing. Braid's sender keeps per-packet transmission times and takes its
+    /// RTT samples from them (RFC 9002 section 5.1), using only the hold time from here.
     pub echo_ts_ns: u64,
     /// How long the receiver held that packet before sending this feedback, in ns.
     pub hold_time_ns: u64,
