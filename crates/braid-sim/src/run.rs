@@ -23,13 +23,14 @@ pub enum SimError {
     )]
     Incomplete { max_time_s: f64, delivered: u64, total: u64 },
     #[error(
-        "accounting invariant violated on the {direction}: {entered} packets entered the tunnel but \
-         {delivered} were delivered, {sched_drops} dropped at the scheduler, {link_drops} dropped \
+        "accounting invariant violated on the {direction}: {entered} packets entered the tunnel and \
+         {copies} copies were made, but {delivered} were delivered, {sched_drops} dropped at the scheduler, {link_drops} dropped \
          on links, {reorder_drops} dropped at the reorder buffer and {in_flight} are in flight"
     )]
     Accounting {
         direction: &'static str,
         entered: u64,
+        copies: u64,
         delivered: u64,
         sched_drops: u64,
         link_drops: u64,
@@ -92,6 +93,7 @@ pub fn tunnel_config(s: &Scenario) -> TunnelConfig {
         },
         feedback_every_pkts: t.feedback_every_pkts,
         feedback_max_delay: ms(t.feedback_max_delay_ms),
+        reliability: t.reliability,
         ..TunnelConfig::default()
     }
 }
@@ -189,10 +191,11 @@ fn check_accounting(out: &Outcome) -> Result<(), SimError> {
         let a = out.account[dir];
         let accounted =
             a.delivered + a.sched_drops + a.link_drops + a.reorder_drops + out.in_flight[dir];
-        if accounted != a.entered {
+        if accounted != a.entered + a.copies {
             return Err(SimError::Accounting {
                 direction: name,
                 entered: a.entered,
+                copies: a.copies,
                 delivered: a.delivered,
                 sched_drops: a.sched_drops,
                 link_drops: a.link_drops,

@@ -90,9 +90,9 @@ enum UeApp {
 
 struct Tunnel {
     header_bytes: u32,
-    proxy_tx: TunnelSender<PktId>,
+    proxy_tx: TunnelSender<Packet>,
     proxy_rx: TunnelReceiver<PktId>,
-    ue_tx: TunnelSender<PktId>,
+    ue_tx: TunnelSender<Packet>,
     ue_rx: TunnelReceiver<PktId>,
 }
 
@@ -100,6 +100,9 @@ struct Tunnel {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DirAccount {
     pub entered: u64,
+    /// Further copies the tunnel sender made: redundant copies and retransmissions. Each is one
+    /// more packet that must be delivered, dropped or in flight.
+    pub copies: u64,
     pub delivered: u64,
     pub sched_drops: u64,
     pub link_drops: u64,
@@ -314,13 +317,19 @@ impl World {
     }
 
     fn free(&mut self, id: PktId) {
-        if matches!(self.pool.get(id).payload, Payload::Udp) {
+        let p = *self.pool.get(id);
+        self.retire(&p);
+        self.pool.free(id);
+    }
+
+    /// A packet (or a copy of it) left the system: the UDP transfer ends with its last packet.
+    fn retire(&mut self, p: &Packet) {
+        if matches!(p.payload, Payload::Udp) {
             self.udp_live -= 1;
             if self.udp_live == 0 && matches!(&self.server, ServerApp::Udp(s) if s.is_done()) {
                 self.done_at = Some(self.last_delivery);
             }
         }
-        self.pool.free(id);
     }
 
     fn deliver(&mut self, hop: Hop, link: usize, id: PktId) {
@@ -328,7 +337,11 @@ impl World {
         match hop {
             Hop::ProxyFromServer => {
                 if self.tunnel.is_some() {
-                    self.enter_tunnel(Agent::ProxyTx, id);
+                    // The tunnel sender holds packets by value (it copies them for redundant
+                    // paths and retransmissions); the pool slot is free until one departs.
+                    let p = *self.pool.get(id);
+                    self.pool.free(id);
+                    self.enter_tunnel(Agent::ProxyTx, p);
                 } else {
                     self.send(path_dl(0), id);
                 }
@@ -385,21 +398,25 @@ impl World {
         if let Some(dup) = receiver.handle_data(now, &header, id) {
             self.drop_packet(dup, |a| &mut a.reorder_drops);
         }
+        while let Some(t) = self.tunnel.as_mut() {
+            let receiver = if rx == Agent::UeRx { &mut t.ue_rx } else { &mut t.proxy_rx };
+            let Some(dup) = receiver.poll_rejected() else { break };
+            self.drop_packet(dup, |a| &mut a.reorder_drops);
+        }
         self.pump(rx);
     }
 
-    fn enter_tunnel(&mut self, tx: Agent, id: PktId) {
+    fn enter_tunnel(&mut self, tx: Agent, mut p: Packet) {
         let now = self.now;
         let Some(t) = self.tunnel.as_mut() else { return };
-        let p = self.pool.get_mut(id);
         p.entered_tunnel = now;
         let len = p.inner_len;
         let dir = usize::from(!p.downlink);
         self.account[dir].entered += 1;
         let sender = if tx == Agent::ProxyTx { &mut t.proxy_tx } else { &mut t.ue_tx };
-        if sender.handle_packet(now, id, len).is_err() {
+        if let Err(p) = sender.handle_packet(now, p, len) {
             self.account[dir].sched_drops += 1;
-            self.free(id);
+            self.retire(&p);
         }
         self.pump(tx);
     }
@@ -484,10 +501,11 @@ impl World {
             Agent::UeApp => {
                 while let UeApp::Tcp(rx) = &mut self.ue_app {
                     let Some(ack) = rx.poll_ack(now) else { break };
-                    let id = self.pool.alloc(Packet::new(Payload::Ack(ack), ack.wire_len(), false));
+                    let pkt = Packet::new(Payload::Ack(ack), ack.wire_len(), false);
                     if self.tunnel.is_some() {
-                        self.enter_tunnel(Agent::UeTx, id);
+                        self.enter_tunnel(Agent::UeTx, pkt);
                     } else {
+                        let id = self.pool.alloc(pkt);
                         self.send(path_ul(0), id);
                     }
                 }
@@ -497,8 +515,14 @@ impl World {
                 while let Some(t) = self.tunnel.as_mut() {
                     let s = if down { &mut t.proxy_tx } else { &mut t.ue_tx };
                     let Some(tx) = s.poll_transmit(now) else { break };
-                    self.pool.get_mut(tx.payload).tunnel = Some(tx.header);
-                    self.send(if down { path_dl(tx.path) } else { path_ul(tx.path) }, tx.payload);
+                    let mut pkt = tx.payload;
+                    pkt.tunnel = Some(tx.header);
+                    if tx.copy && matches!(pkt.payload, Payload::Udp) {
+                        // Every copy on the wire ends somewhere and is retired there.
+                        self.udp_live += 1;
+                    }
+                    let id = self.pool.alloc(pkt);
+                    self.send(if down { path_dl(tx.path) } else { path_ul(tx.path) }, id);
                 }
             }
             Agent::ProxyRx | Agent::UeRx => self.pump_receiver(agent == Agent::UeRx),
@@ -616,8 +640,8 @@ impl World {
         n[1] += (t.ue_tx.queue_len()
             + (0..self.n_paths).map(|i| t.ue_tx.pacing_queue_len(i)).sum::<usize>())
             as u64;
-        n[0] += t.ue_rx.reorder_len() as u64;
-        n[1] += t.proxy_rx.reorder_len() as u64;
+        n[0] += t.ue_rx.held_len() as u64;
+        n[1] += t.proxy_rx.held_len() as u64;
         for link in &self.links {
             for id in link.packets() {
                 let p = self.pool.get(id);
@@ -674,7 +698,14 @@ impl World {
             path_lost_pkts: (0..n)
                 .map(|i| t.map_or(0, |t| t.proxy_tx.path_stats(i).lost_pkts))
                 .collect(),
-            account: self.account,
+            account: {
+                let mut a = self.account;
+                if let Some(t) = t {
+                    a[0].copies = t.proxy_tx.stats().copies();
+                    a[1].copies = t.ue_tx.stats().copies();
+                }
+                a
+            },
             in_flight,
             protocol_delay_ms: self.protocol_delay_ms,
             hol_ms: self.hol_ms,

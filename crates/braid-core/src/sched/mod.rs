@@ -6,6 +6,7 @@
 //! schedulers pick among paths whose congestion window has room).
 
 pub mod cpf;
+pub mod redundant;
 pub mod round_robin;
 pub mod srtt;
 
@@ -16,6 +17,7 @@ use crate::cc::{CcMetrics, UnknownName};
 use crate::time::Instant;
 
 pub use cpf::CheapestPathFirst;
+pub use redundant::Redundant;
 pub use round_robin::RoundRobin;
 pub use srtt::LowestRtt;
 
@@ -50,6 +52,11 @@ pub trait Scheduler: std::fmt::Debug + Send {
     /// Picks the path for the packet at the head of the queue, or `None` to wait.
     /// `queued_pkts` is the scheduler queue length including that packet.
     fn select(&mut self, now: Instant, paths: &[PathView], queued_pkts: usize) -> Option<usize>;
+    /// Whether the sender should copy each packet to every path with room instead of asking
+    /// [`Scheduler::select`] for one ([`redundant`]).
+    fn duplicates(&self) -> bool {
+        false
+    }
     fn name(&self) -> &'static str;
 }
 
@@ -59,16 +66,18 @@ pub enum SchedulerKind {
     Cpf,
     Srtt,
     RoundRobin,
+    Redundant,
 }
 
 impl SchedulerKind {
-    pub const NAMES: &'static [&'static str] = &["cpf", "srtt", "rr"];
+    pub const NAMES: &'static [&'static str] = &["cpf", "srtt", "rr", "redundant"];
 
     pub fn as_str(self) -> &'static str {
         match self {
             SchedulerKind::Cpf => "cpf",
             SchedulerKind::Srtt => "srtt",
             SchedulerKind::RoundRobin => "rr",
+            SchedulerKind::Redundant => "redundant",
         }
     }
 
@@ -77,6 +86,7 @@ impl SchedulerKind {
             SchedulerKind::Cpf => Box::new(CheapestPathFirst),
             SchedulerKind::Srtt => Box::new(LowestRtt),
             SchedulerKind::RoundRobin => Box::new(RoundRobin::default()),
+            SchedulerKind::Redundant => Box::new(Redundant),
         }
     }
 }
@@ -88,6 +98,7 @@ impl FromStr for SchedulerKind {
             "cpf" => Ok(SchedulerKind::Cpf),
             "srtt" | "minrtt" => Ok(SchedulerKind::Srtt),
             "rr" | "round_robin" => Ok(SchedulerKind::RoundRobin),
+            "redundant" => Ok(SchedulerKind::Redundant),
             _ => Err(UnknownName { what: "scheduler", given: s.to_string(), allowed: Self::NAMES }),
         }
     }

@@ -1,14 +1,68 @@
 //! Tunnel configuration, with the defaults of seed 000 Table 1.
 
+use std::str::FromStr;
 use std::time::Duration;
 
-use crate::cc::TunnelCc;
+use crate::cc::{TunnelCc, UnknownName};
 use crate::path::rtt::DEFAULT_MIN_RTO;
 use crate::reorder::ReorderConfig;
 use crate::sched::SchedulerKind;
 
 /// Outer IPv4 (20) + UDP (8) + Braid data header (32): what each tunnelled packet costs.
 pub const DEFAULT_HEADER_BYTES: u32 = 20 + 8 + crate::wire::DATA_HEADER_LEN as u32;
+
+/// Per-path packets a reliable receiver holds while it waits for a path-sequence gap to fill.
+pub const DEFAULT_REASSEMBLY_PKTS: usize = 4096;
+
+/// What a tunnel path does about a lost packet (`tunnel.reliability`).
+///
+/// Seed 000 compares TCP tunnels (NewReno, BBR, BBRv2: reliable, in order per path) with DCCP
+/// tunnels (CCID2, CCID5: unreliable), and names retransmission with a deadline as future work
+/// (section 6). The behaviours are in [`super::sender`] and [`super::reassembly`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reliability {
+    /// DCCP-like: a loss is news for the congestion controller only.
+    Unreliable,
+    /// TCP-like: a lost packet is sent again on its path, with its path sequence number, and
+    /// each path delivers in path order (per-path head-of-line blocking included).
+    Reliable,
+    /// A lost packet is sent again on its path only while it can still reach the receiver
+    /// before the receiver gives its gap up; paths do not deliver in order.
+    Partial,
+}
+
+impl Reliability {
+    pub const NAMES: &'static [&'static str] = &["unreliable", "reliable", "partial"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reliability::Unreliable => "unreliable",
+            Reliability::Reliable => "reliable",
+            Reliability::Partial => "partial",
+        }
+    }
+
+    /// Whether the sender keeps a copy of each packet until it is acknowledged.
+    pub fn retransmits(self) -> bool {
+        self != Reliability::Unreliable
+    }
+}
+
+impl FromStr for Reliability {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "unreliable" => Ok(Reliability::Unreliable),
+            "reliable" => Ok(Reliability::Reliable),
+            "partial" => Ok(Reliability::Partial),
+            _ => Err(UnknownName {
+                what: "tunnel reliability",
+                given: s.to_string(),
+                allowed: Self::NAMES,
+            }),
+        }
+    }
+}
 
 /// Configuration of one tunnel direction.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +88,9 @@ pub struct TunnelConfig {
     /// ... and no later than this after the first unacknowledged arrival.
     pub feedback_max_delay: Duration,
     pub reorder: ReorderConfig,
+    pub reliability: Reliability,
+    /// Per-path reassembly buffer of a reliable receiver, in packets.
+    pub reassembly_pkts: usize,
 }
 
 impl Default for TunnelConfig {
@@ -51,6 +108,8 @@ impl Default for TunnelConfig {
             feedback_every_pkts: 2,
             feedback_max_delay: Duration::from_millis(1),
             reorder: ReorderConfig::default(),
+            reliability: Reliability::Unreliable,
+            reassembly_pkts: DEFAULT_REASSEMBLY_PKTS,
         }
     }
 }
@@ -87,6 +146,9 @@ impl TunnelConfig {
         }
         if self.feedback_max_delay > Duration::from_secs(1) {
             return err("feedback_max_delay", "must be at most 1 s");
+        }
+        if !(1..=1_000_000).contains(&self.reassembly_pkts) {
+            return err("reassembly_pkts", "must be in 1..=1000000");
         }
         self.reorder
             .validate()

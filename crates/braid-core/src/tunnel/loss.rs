@@ -5,8 +5,14 @@
 //! `packet_threshold` (3) later packets were acknowledged, or it was sent more than
 //! 9/8 * max(srtt, latest RTT) before now. A retransmission timeout (RFC 6298) covers the tail:
 //! when no feedback acknowledges anything for an RTO, every outstanding packet is declared lost.
-//! The tunnel is unreliable (DCCP-like): a lost packet is only news for the congestion
-//! controller; nothing is retransmitted.
+//! In an unreliable tunnel (DCCP-like) a lost packet is only news for the congestion
+//! controller. In a reliable or partially reliable one ([`super::Reliability`]) the tracker
+//! keeps a copy of each packet ([`Retained`]) until it is acknowledged, and a lost packet waits
+//! in a retransmission queue to be sent again on the same path with the same path sequence
+//! number (TCP-like, so the receiver can reassemble the path in order). A retransmitted packet
+//! cannot be judged by the packet threshold, since every later sequence number was
+//! acknowledged long ago; as in RACK (RFC 8985 section 6.2), it is lost once a packet *sent*
+//! after it was acknowledged and it has been outstanding for the loss delay.
 //!
 //! RTT samples follow RFC 9002 section 5.1: when feedback newly acknowledges the largest path
 //! sequence number so far, `latest_rtt = now - time that packet was transmitted - hold time`
@@ -34,15 +40,30 @@ const MAX_RTO_BACKOFF_SHIFT: u32 = 6;
 enum State {
     Outstanding,
     Acked,
+    /// Lost for good.
     Lost,
+    /// Lost, and queued to be sent again.
+    AwaitingRetransmission,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct SentPacket {
+/// What a retransmitting path keeps of a packet until it is acknowledged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Retained<P> {
+    pub payload: P,
+    pub len: u32,
+    pub global_seq: u64,
+    /// When the packet was first scheduled (its first header timestamp).
+    pub scheduled_at: Instant,
+}
+
+#[derive(Debug)]
+struct SentPacket<P> {
     sent_time: Instant,
     charge: u64,
     rate: PacketRateInfo,
     state: State,
+    retransmitted: bool,
+    retained: Option<Retained<P>>,
 }
 
 /// What processing one feedback frame produced for the controller.
@@ -55,13 +76,20 @@ pub(crate) struct FeedbackOutcome {
 
 /// Sent packets of one path in path-sequence order, from the oldest outstanding one.
 #[derive(Debug)]
-pub(crate) struct SentTracker {
+pub(crate) struct SentTracker<P> {
     /// Path sequence number of `sent[0]`.
     front_seq: u64,
-    sent: VecDeque<SentPacket>,
+    sent: VecDeque<SentPacket<P>>,
     /// Charged bytes outstanding on the network (not acknowledged, not declared lost).
     pub(crate) outstanding_bytes: u64,
+    /// Path sequence numbers waiting to be sent again, oldest first; entries whose packet was
+    /// acknowledged meanwhile are skipped when read.
+    resend: VecDeque<u64>,
+    /// Charged bytes waiting to be sent again.
+    pub(crate) resend_bytes: u64,
     largest_acked: Option<u64>,
+    /// Send time of the most recently sent packet acknowledged so far (RACK's `xmit_ts`).
+    largest_acked_sent_time: Option<Instant>,
     pub(crate) rtt: RttEstimator,
     pub(crate) rate: DeliveryRateEstimator,
     /// Earliest time an outstanding packet crosses the time threshold.
@@ -71,13 +99,16 @@ pub(crate) struct SentTracker {
     packet_threshold: u64,
 }
 
-impl SentTracker {
+impl<P> SentTracker<P> {
     pub(crate) fn new(min_rto: Duration, packet_threshold: u64, capacity: usize) -> Self {
         SentTracker {
             front_seq: 0,
             sent: VecDeque::with_capacity(capacity),
             outstanding_bytes: 0,
+            resend: VecDeque::with_capacity(capacity),
+            resend_bytes: 0,
             largest_acked: None,
+            largest_acked_sent_time: None,
             rtt: RttEstimator::new(min_rto),
             rate: DeliveryRateEstimator::new(),
             loss_time: None,
@@ -87,22 +118,98 @@ impl SentTracker {
         }
     }
 
-    /// Records the departure of `path_seq` (always the next sequence number).
-    pub(crate) fn on_sent(&mut self, now: Instant, path_seq: u64, charge: u64) {
+    /// Records the departure of `path_seq` (always the next sequence number), keeping
+    /// `retained` for a retransmission if the path retransmits.
+    pub(crate) fn on_sent(
+        &mut self,
+        now: Instant,
+        path_seq: u64,
+        charge: u64,
+        retained: Option<Retained<P>>,
+    ) {
         debug_assert_eq!(path_seq, self.front_seq + self.sent.len() as u64);
         if self.outstanding_bytes == 0 {
             self.last_progress = now;
         }
         let rate = self.rate.on_sent(now, self.outstanding_bytes);
-        self.sent.push_back(SentPacket { sent_time: now, charge, rate, state: State::Outstanding });
+        self.sent.push_back(SentPacket {
+            sent_time: now,
+            charge,
+            rate,
+            state: State::Outstanding,
+            retransmitted: false,
+            retained,
+        });
         self.outstanding_bytes += charge;
+    }
+
+    /// Whether packets wait to be sent again (possibly stale entries; see `next_resend`).
+    pub(crate) fn has_resend(&self) -> bool {
+        !self.resend.is_empty()
+    }
+
+    /// The oldest packet waiting to be sent again: its path sequence number, charge and copy.
+    pub(crate) fn next_resend(&mut self) -> Option<(u64, u64, &Retained<P>)> {
+        while let Some(&seq) = self.resend.front() {
+            let idx = seq.checked_sub(self.front_seq).map(|i| i as usize);
+            match idx.and_then(|i| self.sent.get(i)) {
+                Some(p) if p.state == State::AwaitingRetransmission => break,
+                _ => {
+                    self.resend.pop_front();
+                }
+            }
+        }
+        let seq = *self.resend.front()?;
+        let p = &self.sent[(seq - self.front_seq) as usize];
+        Some((seq, p.charge, p.retained.as_ref()?))
+    }
+
+    /// `path_seq`, the packet [`SentTracker::next_resend`] returned, leaves again now.
+    pub(crate) fn on_retransmit(&mut self, now: Instant, path_seq: u64) {
+        self.resend.pop_front();
+        if self.outstanding_bytes == 0 {
+            self.last_progress = now;
+        }
+        let rate = self.rate.on_sent(now, self.outstanding_bytes);
+        let p = &mut self.sent[(path_seq - self.front_seq) as usize];
+        debug_assert_eq!(p.state, State::AwaitingRetransmission);
+        p.state = State::Outstanding;
+        p.retransmitted = true;
+        p.sent_time = now;
+        p.rate = rate;
+        self.resend_bytes -= p.charge;
+        self.outstanding_bytes += p.charge;
+    }
+
+    /// Gives up `path_seq`, the packet [`SentTracker::next_resend`] returned: lost for good.
+    pub(crate) fn expire(&mut self, path_seq: u64) {
+        self.resend.pop_front();
+        let p = &mut self.sent[(path_seq - self.front_seq) as usize];
+        p.state = State::Lost;
+        p.retained = None;
+        self.resend_bytes -= p.charge;
+        self.pop_settled();
+    }
+
+    /// Declares an outstanding packet lost: queued to be sent again if a copy was kept.
+    fn mark_lost(&mut self, idx: usize) {
+        let seq = self.front_seq + idx as u64;
+        let p = &mut self.sent[idx];
+        self.outstanding_bytes -= p.charge;
+        if p.retained.is_some() {
+            p.state = State::AwaitingRetransmission;
+            self.resend_bytes += p.charge;
+            self.resend.push_back(seq);
+        } else {
+            p.state = State::Lost;
+        }
     }
 
     /// Applies one feedback frame.
     pub(crate) fn on_feedback(&mut self, now: Instant, fb: &Feedback) -> FeedbackOutcome {
         let prior_in_flight = self.outstanding_bytes;
         let mut newly_acked = 0u64;
-        let mut largest_newly_acked: Option<(u64, Instant)> = None;
+        let mut largest_newly_acked: Option<(u64, Instant, bool)> = None;
         let end_seq = self.front_seq + self.sent.len() as u64;
         for range in fb.ranges.as_slice() {
             if range.largest < self.front_seq || range.smallest >= end_seq {
@@ -112,29 +219,47 @@ impl SentTracker {
             let hi = range.largest.min(end_seq - 1);
             for seq in lo..=hi {
                 let p = &mut self.sent[(seq - self.front_seq) as usize];
-                if p.state == State::Outstanding {
-                    p.state = State::Acked;
-                    self.outstanding_bytes -= p.charge;
-                    newly_acked += p.charge;
-                    let info = p.rate;
-                    let sent_time = p.sent_time;
-                    self.rate.on_delivered(now, p.charge, &info);
-                    if largest_newly_acked.is_none_or(|(s, _)| seq > s) {
-                        largest_newly_acked = Some((seq, sent_time));
+                match p.state {
+                    State::Outstanding => {
+                        p.state = State::Acked;
+                        p.retained = None;
+                        self.outstanding_bytes -= p.charge;
+                        newly_acked += p.charge;
+                        let (info, sent_time, retx) = (p.rate, p.sent_time, p.retransmitted);
+                        self.rate.on_delivered(now, p.charge, &info);
+                        if largest_newly_acked.is_none_or(|(s, _, _)| seq > s) {
+                            largest_newly_acked = Some((seq, sent_time, retx));
+                        }
+                        if self.largest_acked_sent_time.is_none_or(|t| sent_time > t) {
+                            self.largest_acked_sent_time = Some(sent_time);
+                        }
                     }
-                } else if p.state == State::Lost {
-                    // Spuriously declared lost; it arrived after all. Count the delivery for the
-                    // rate estimate but not as in-flight (it left in-flight when declared lost).
-                    p.state = State::Acked;
+                    State::Lost => {
+                        // Spuriously declared lost; it arrived after all. It left in-flight
+                        // when it was declared lost, so nothing more to account.
+                        p.state = State::Acked;
+                    }
+                    State::AwaitingRetransmission => {
+                        // The original arrived before its retransmission left: no need to send.
+                        p.state = State::Acked;
+                        p.retained = None;
+                        self.resend_bytes -= p.charge;
+                    }
+                    State::Acked => {}
                 }
             }
         }
-        let Some((largest_seq, largest_sent_time)) = largest_newly_acked else {
+        let Some((largest_seq, largest_sent_time, largest_retransmitted)) = largest_newly_acked
+        else {
+            self.pop_settled();
             return FeedbackOutcome { ack: None, congestion: None, newly_lost_pkts: 0 };
         };
         let mut rtt_sample = None;
         if self.largest_acked.is_none_or(|l| largest_seq > l) {
             self.largest_acked = Some(largest_seq);
+        }
+        // Karn: an acknowledged retransmission does not say which copy arrived.
+        if !largest_retransmitted && self.largest_acked == Some(largest_seq) {
             let elapsed = now.nanos_since(largest_sent_time);
             if elapsed > fb.hold_time_ns {
                 let r = Duration::from_nanos(elapsed - fb.hold_time_ns);
@@ -189,17 +314,25 @@ impl SentTracker {
         let end = largest.saturating_sub(self.front_seq).min(self.sent.len() as u64) as usize;
         for i in 0..end {
             let seq = self.front_seq + i as u64;
-            let p = &mut self.sent[i];
+            let p = &self.sent[i];
             if p.state != State::Outstanding {
                 continue;
             }
             let too_old = lost_send_before.is_some_and(|t| p.sent_time.as_nanos() <= t);
-            if too_old || seq + self.packet_threshold <= largest {
-                p.state = State::Lost;
-                self.outstanding_bytes -= p.charge;
+            let lost = if p.retransmitted {
+                // RACK: only once something sent after it was acknowledged.
+                if self.largest_acked_sent_time.is_none_or(|t| t <= p.sent_time) {
+                    continue;
+                }
+                too_old
+            } else {
+                too_old || seq + self.packet_threshold <= largest
+            };
+            if lost {
                 pkts += 1;
                 bytes += p.charge;
                 newest = Some(p.sent_time);
+                self.mark_lost(i);
             } else {
                 let t = p.sent_time + loss_delay;
                 self.loss_time = Some(self.loss_time.map_or(t, |l| l.min(t)));
@@ -209,7 +342,7 @@ impl SentTracker {
     }
 
     fn pop_settled(&mut self) {
-        while self.sent.front().is_some_and(|p| p.state != State::Outstanding) {
+        while self.sent.front().is_some_and(|p| matches!(p.state, State::Acked | State::Lost)) {
             self.sent.pop_front();
             self.front_seq += 1;
         }
@@ -245,11 +378,13 @@ impl SentTracker {
         }
         if self.outstanding_bytes > 0 && self.last_progress + self.rto() <= now {
             let mut pkts = 0;
-            for p in self.sent.iter_mut().filter(|p| p.state == State::Outstanding) {
-                p.state = State::Lost;
-                pkts += 1;
+            for i in 0..self.sent.len() {
+                if self.sent[i].state == State::Outstanding {
+                    self.mark_lost(i);
+                    pkts += 1;
+                }
             }
-            self.outstanding_bytes = 0;
+            debug_assert_eq!(self.outstanding_bytes, 0);
             self.loss_time = None;
             self.rto_backoff += 1;
             self.last_progress = now;
@@ -282,8 +417,8 @@ mod tests {
         // Scheduled at 3 ms (the header timestamp the receiver echoes), transmitted at 10 ms
         // after waiting for pacing, acknowledged at 52 ms after a 2 ms hold: the RTT is 40 ms,
         // not the 47 ms the echo would give.
-        let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
-        t.on_sent(ms(10), 0, 1000);
+        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16);
+        t.on_sent(ms(10), 0, 1000, None);
         let mut fb = feedback(&[(0, 0)], 3);
         fb.hold_time_ns = 2_000_000;
         let out = t.on_feedback(ms(52), &fb);
@@ -295,9 +430,9 @@ mod tests {
 
     #[test]
     fn third_later_ack_declares_a_hole_lost() {
-        let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
+        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16);
         for seq in 0..5 {
-            t.on_sent(ms(seq), seq, 1000);
+            t.on_sent(ms(seq), seq, 1000, None);
         }
         // Packet 0 missing, 1..=2 acked: not yet lost (only two later packets acked).
         let out = t.on_feedback(ms(21), &feedback(&[(1, 2)], 2));
@@ -312,9 +447,9 @@ mod tests {
 
     #[test]
     fn time_threshold_declares_loss_via_the_timer() {
-        let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
-        t.on_sent(ms(0), 0, 1000);
-        t.on_sent(ms(1), 1, 1000);
+        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16);
+        t.on_sent(ms(0), 0, 1000, None);
+        t.on_sent(ms(1), 1, 1000, None);
         let out = t.on_feedback(ms(21), &feedback(&[(1, 1)], 1));
         assert!(out.congestion.is_none());
         // loss delay = 9/8 * 20 ms = 22.5 ms after packet 0 was sent.
@@ -328,24 +463,24 @@ mod tests {
 
     #[test]
     fn rto_declares_the_whole_flight_lost_and_backs_off() {
-        let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
-        t.on_sent(ms(0), 0, 1000);
-        t.on_sent(ms(0), 1, 1000);
+        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16);
+        t.on_sent(ms(0), 0, 1000, None);
+        t.on_sent(ms(0), 1, 1000, None);
         // No RTT sample yet: initial RTO of 1 s.
         assert_eq!(t.timeout(), Some(ms(1000)));
         let (_, rto, pkts) = t.on_timeout(ms(1000));
         assert!(rto);
         assert_eq!(pkts, 2);
         assert_eq!(t.outstanding_bytes, 0);
-        t.on_sent(ms(1000), 2, 1000);
+        t.on_sent(ms(1000), 2, 1000, None);
         assert_eq!(t.timeout(), Some(ms(3000)), "backoff doubles the RTO");
     }
 
     #[test]
     fn repeated_feedback_does_not_double_count() {
-        let mut t = SentTracker::new(Duration::from_millis(200), 3, 16);
-        t.on_sent(ms(0), 0, 1000);
-        t.on_sent(ms(0), 1, 1000);
+        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16);
+        t.on_sent(ms(0), 0, 1000, None);
+        t.on_sent(ms(0), 1, 1000, None);
         let fb = feedback(&[(0, 1)], 0);
         assert!(t.on_feedback(ms(20), &fb).ack.is_some());
         assert!(t.on_feedback(ms(21), &fb).ack.is_none());

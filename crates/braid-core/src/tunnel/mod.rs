@@ -20,9 +20,13 @@
 
 mod config;
 mod loss;
+mod reassembly;
 mod receiver;
 mod sender;
 
-pub use config::{TunnelConfig, TunnelConfigError};
+#[cfg(test)]
+mod tests;
+
+pub use config::{Reliability, TunnelConfig, TunnelConfigError, DEFAULT_REASSEMBLY_PKTS};
 pub use receiver::{ReceiverStats, TunnelReceiver};
 pub use sender::{PathMetrics, PathStats, SenderStats, Transmit, TunnelSender};

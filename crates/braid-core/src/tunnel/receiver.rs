@@ -6,10 +6,16 @@
 //! path's most recent received ranges (QUIC-style, RFC 9000 section 19.3), the send timestamp
 //! of the newest packet and how long the receiver held it, so that the sender's RTT sample
 //! excludes the feedback delay.
+//!
+//! On reliable paths ([`super::Reliability::Reliable`]) packets first pass a per-path
+//! reassembly buffer ([`super::reassembly`]) that releases them in path order; the reorder
+//! buffer sees them when they leave it.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::config::TunnelConfig;
+use super::config::{Reliability, TunnelConfig};
+use super::reassembly::{Reassembled, Reassembly};
 use crate::reorder::{Insert, Released, ReorderBuffer, ReorderStats};
 use crate::time::Instant;
 use crate::wire::{AckRange, AckRanges, DataHeader, Feedback, MAX_ACK_RANGES};
@@ -22,6 +28,9 @@ pub struct ReceiverStats {
     pub duplicate_pkts: u64,
     /// Packets naming a path this tunnel does not have.
     pub unknown_path_pkts: u64,
+    /// Packets a reliable path refused because they fell beyond its reassembly buffer (not
+    /// acknowledged; the sender sends them again).
+    pub reassembly_drops: u64,
     pub feedback_frames: u64,
     pub reorder: ReorderStats,
 }
@@ -116,6 +125,10 @@ struct ReceiverPath {
 pub struct TunnelReceiver<P> {
     paths: Vec<ReceiverPath>,
     reorder: ReorderBuffer<P>,
+    /// Per-path in-order delivery, for reliable paths only.
+    reassembly: Vec<Reassembly<P>>,
+    /// Duplicates found while a reassembly buffer drained into the reorder buffer.
+    rejected: VecDeque<P>,
     feedback_every_pkts: u32,
     feedback_max_delay: Duration,
     stats: ReceiverStats,
@@ -127,6 +140,13 @@ impl<P> TunnelReceiver<P> {
         TunnelReceiver {
             paths: vec![ReceiverPath::default(); n],
             reorder: ReorderBuffer::new(config.reorder.clone(), n),
+            reassembly: match config.reliability {
+                Reliability::Reliable => {
+                    (0..n).map(|_| Reassembly::new(config.reassembly_pkts)).collect()
+                }
+                _ => Vec::new(),
+            },
+            rejected: VecDeque::with_capacity(64),
             feedback_every_pkts: config.feedback_every_pkts,
             feedback_max_delay: config.feedback_max_delay,
             stats: ReceiverStats::default(),
@@ -134,7 +154,9 @@ impl<P> TunnelReceiver<P> {
     }
 
     /// A data packet arrived. Returns the payload back when it is not accepted (unknown path,
-    /// or a duplicate of a packet still held for reordering).
+    /// a duplicate, or beyond a reliable path's reassembly buffer). Duplicates found later,
+    /// when a reliable path's buffer drains, come back through
+    /// [`TunnelReceiver::poll_rejected`].
     pub fn handle_data(&mut self, now: Instant, header: &DataHeader, payload: P) -> Option<P> {
         let i = header.path_id as usize;
         let Some(path) = self.paths.get_mut(i) else {
@@ -142,6 +164,22 @@ impl<P> TunnelReceiver<P> {
             return Some(payload);
         };
         self.stats.received_pkts += 1;
+        let payload = match self.reassembly.get_mut(i) {
+            None => Some(payload),
+            Some(r) => match r.insert(*header, payload) {
+                Reassembled::Accepted => None,
+                Reassembled::Duplicate(p) => {
+                    // Acknowledge it again: the sender may have missed the first acknowledgment.
+                    path.ranges.insert(header.path_seq);
+                    self.stats.duplicate_pkts += 1;
+                    return Some(p);
+                }
+                Reassembled::Overflow(p) => {
+                    self.stats.reassembly_drops += 1;
+                    return Some(p);
+                }
+            },
+        };
         path.ranges.insert(header.path_seq);
         if path.unacked_pkts == 0 {
             path.first_unacked_arrival = now;
@@ -149,6 +187,17 @@ impl<P> TunnelReceiver<P> {
         path.unacked_pkts += 1;
         path.newest_send_ts_ns = header.send_ts_ns;
         path.newest_arrival = now;
+        let Some(payload) = payload else {
+            while let Some((h, p)) = self.reassembly[i].pop_ready() {
+                if let Insert::Duplicate(p) =
+                    self.reorder.insert(now, i, h.global_seq, h.send_ts_ns, p)
+                {
+                    self.stats.duplicate_pkts += 1;
+                    self.rejected.push_back(p);
+                }
+            }
+            return None;
+        };
         match self.reorder.insert(now, i, header.global_seq, header.send_ts_ns, payload) {
             Insert::Accepted => None,
             Insert::Duplicate(p) => {
@@ -198,6 +247,17 @@ impl<P> TunnelReceiver<P> {
     /// Packets held in the reorder buffer.
     pub fn reorder_len(&self) -> usize {
         self.reorder.len()
+    }
+
+    /// Packets held in the reorder buffer and in reliable paths' reassembly buffers.
+    pub fn held_len(&self) -> usize {
+        self.reorder.len() + self.reassembly.iter().map(Reassembly::len).sum::<usize>()
+    }
+
+    /// A packet refused after [`TunnelReceiver::handle_data`] returned (a duplicate found when
+    /// a reliable path's reassembly buffer drained). Call until `None` after each arrival.
+    pub fn poll_rejected(&mut self) -> Option<P> {
+        self.rejected.pop_front()
     }
 
     /// The reorder buffer's current wait limit.

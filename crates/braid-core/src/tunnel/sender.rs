@@ -1,11 +1,30 @@
-//! The tunnel sender: scheduler queue, path selection, pacing, per-path loss detection.
+//! The tunnel sender: scheduler queue, path selection, pacing, per-path loss detection, and
+//! retransmission for reliable and partially reliable paths.
+//!
+//! # Partial reliability: is a retransmission still worth sending?
+//! A partially reliable path ([`Reliability::Partial`]) sends a lost packet again only if the
+//! copy can still arrive before the receiver gives up the packet's gap and releases what it
+//! holds beyond it. The sender cannot see the receiver's wait limit, so it estimates both sides
+//! from its own RTT estimates, taking one-way delay as half the smoothed RTT:
+//!
+//! ```text
+//! gap given up  ~ scheduled_at + min over paths (srtt / 2) + wait limit
+//! copy arrives  ~ now + srtt of this path / 2
+//! ```
+//!
+//! where the later packets that open the gap arrive over the fastest path, and the wait limit is
+//! the receiver's static wait, or for the adaptive policy the spread of the paths' one-way
+//! delays plus the margin (the receiver's own formula, fed with the sender's estimates), or zero
+//! for the `none` policy, which never waits. The copy is sent if it arrives no later than the
+//! gap is given up; otherwise the packet is lost for good ([`SenderStats::expired`]).
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::config::TunnelConfig;
-use super::loss::SentTracker;
+use super::config::{Reliability, TunnelConfig};
+use super::loss::{Retained, SentTracker};
 use crate::cc::{CcMetrics, CcParams, Counting, MultipathController};
+use crate::reorder::{ReorderConfig, ReorderKind};
 use crate::sched::{PathView, Scheduler};
 use crate::time::{transmission_time, Instant};
 use crate::wire::{DataHeader, Feedback};
@@ -18,6 +37,8 @@ pub struct Transmit<P> {
     pub payload: P,
     /// Inner packet plus tunnel header bytes.
     pub wire_len: u32,
+    /// A further copy of a packet already sent or queued: a retransmission or a redundant copy.
+    pub copy: bool,
 }
 
 /// Counters of one path.
@@ -36,6 +57,19 @@ pub struct SenderStats {
     pub enqueued_pkts: u64,
     /// Packets refused because the scheduler queue was full (drop-tail).
     pub sched_drops: u64,
+    /// Copies a redundant scheduler made (beyond the first copy of each packet).
+    pub redundant_copies: u64,
+    /// Lost packets sent again (reliable and partial paths).
+    pub retransmissions: u64,
+    /// Lost packets a partial path gave up because a copy would arrive too late.
+    pub expired: u64,
+}
+
+impl SenderStats {
+    /// Packets the sender put on (or queued for) the wire beyond one copy per packet.
+    pub fn copies(&self) -> u64 {
+        self.redundant_copies + self.retransmissions
+    }
 }
 
 /// A snapshot of one path for schedulers, traces and metrics endpoints.
@@ -63,6 +97,8 @@ struct Assigned<P> {
     len: u32,
     global_seq: u64,
     charge: u64,
+    /// A redundant copy, not the packet's first copy.
+    copy: bool,
     /// When the packet was scheduled onto the path: its header timestamp.
     scheduled_at: Instant,
 }
@@ -75,14 +111,27 @@ struct SenderPath<P> {
     /// Charged bytes waiting in `pacing_queue`.
     queued_bytes: u64,
     next_send_time: Instant,
-    tracker: SentTracker,
+    tracker: SentTracker<P>,
     stats: PathStats,
 }
 
 impl<P> SenderPath<P> {
-    /// What the scheduler counts against the window: on the network plus waiting for pacing.
+    /// What the scheduler counts against the window: on the network, waiting for pacing, and
+    /// waiting to be sent again.
     fn in_flight_bytes(&self) -> u64 {
-        self.tracker.outstanding_bytes + self.queued_bytes
+        self.tracker.outstanding_bytes + self.queued_bytes + self.tracker.resend_bytes
+    }
+
+    /// Whether the path has something to send once its pacing allows: new packets (admitted
+    /// against the window when they were scheduled), or a retransmission the window has room
+    /// for (`cwnd`: the path controller's window). As in TCP, a retransmission is sent only
+    /// when the window allows, so an RTO's flight goes out again at slow-start pace.
+    fn has_pending(&self, cwnd: u64, mss: u64) -> bool {
+        !self.pacing_queue.is_empty() || self.resend_allowed(cwnd, mss)
+    }
+
+    fn resend_allowed(&self, cwnd: u64, mss: u64) -> bool {
+        self.tracker.has_resend() && self.tracker.outstanding_bytes + mss <= cwnd
     }
 }
 
@@ -100,9 +149,11 @@ pub struct TunnelSender<P> {
     next_global_seq: u64,
     views: Vec<PathView>,
     stats: SenderStats,
+    reliability: Reliability,
+    reorder: ReorderConfig,
 }
 
-impl<P> TunnelSender<P> {
+impl<P: Clone> TunnelSender<P> {
     /// A sender for a validated configuration.
     pub fn new(config: &TunnelConfig) -> Self {
         let n = config.path_costs.len();
@@ -135,6 +186,8 @@ impl<P> TunnelSender<P> {
             next_global_seq: 0,
             views: Vec::with_capacity(n),
             stats: SenderStats::default(),
+            reliability: config.reliability,
+            reorder: config.reorder.clone(),
         }
     }
 
@@ -167,29 +220,40 @@ impl<P> TunnelSender<P> {
     /// The next packet to put on the wire at `now`, if any. Call until `None`.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit<P>> {
         self.schedule(now);
-        let (i, _) = self
-            .paths
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| !p.pacing_queue.is_empty() && p.next_send_time <= now)
-            .min_by_key(|(i, p)| (p.next_send_time, *i))?;
+        loop {
+            let (i, _) = self
+                .paths
+                .iter()
+                .enumerate()
+                .filter(|(i, p)| {
+                    p.next_send_time <= now && p.has_pending(self.cc.cwnd_bytes(*i), self.mss_bytes)
+                })
+                .min_by_key(|(i, p)| (p.next_send_time, *i))?;
+            // Retransmissions go first, as TCP repairs holes before sending new data.
+            if let Some(t) = self.retransmit(now, i) {
+                return Some(t);
+            }
+            if let Some(t) = self.transmit_new(now, i) {
+                return Some(t);
+            }
+            // The path held only packets a partial path gave up, or stale queue entries.
+        }
+    }
+
+    /// Sends the first packet of path `i`'s pacing queue.
+    fn transmit_new(&mut self, now: Instant, i: usize) -> Option<Transmit<P>> {
         let a = self.paths[i].pacing_queue.pop_front()?;
         let path = &mut self.paths[i];
         path.queued_bytes -= a.charge;
         let path_seq = path.next_path_seq;
         path.next_path_seq += 1;
-        path.tracker.on_sent(now, path_seq, a.charge);
-        // The controller sees what is on the network, as a kernel socket's does; packets
-        // waiting for their pacing slot count only towards the scheduler's view of the window.
-        self.cc.on_sent(i, now, a.charge, path.tracker.outstanding_bytes);
-        if let Some(rate) = self.cc.pacing_rate_bytes_per_s(i).filter(|&r| r > 0) {
-            path.next_send_time = path.next_send_time.max(now) + transmission_time(a.charge, rate);
-        } else {
-            path.next_send_time = now;
-        }
-        let wire_len = a.len + self.header_bytes;
-        path.stats.sent_pkts += 1;
-        path.stats.sent_bytes += wire_len as u64;
+        let retained = self.reliability.retransmits().then(|| Retained {
+            payload: a.payload.clone(),
+            len: a.len,
+            global_seq: a.global_seq,
+            scheduled_at: a.scheduled_at,
+        });
+        path.tracker.on_sent(now, path_seq, a.charge, retained);
         let header = DataHeader {
             flags: 0,
             path_id: i as u8,
@@ -198,7 +262,83 @@ impl<P> TunnelSender<P> {
             path_seq,
             send_ts_ns: a.scheduled_at.as_nanos(),
         };
-        Some(Transmit { path: i, header, payload: a.payload, wire_len })
+        Some(self.depart(now, i, a.charge, header, a.payload, a.len, a.copy))
+    }
+
+    /// Sends path `i`'s oldest lost packet again, unless a partial path judges it too late.
+    fn retransmit(&mut self, now: Instant, i: usize) -> Option<Transmit<P>> {
+        if !self.paths[i].resend_allowed(self.cc.cwnd_bytes(i), self.mss_bytes) {
+            return None;
+        }
+        let deadline = (self.reliability == Reliability::Partial).then(|| self.gap_estimate(i));
+        let path = &mut self.paths[i];
+        loop {
+            let (seq, charge, r) = path.tracker.next_resend()?;
+            if let Some((owd_here, fastest_owd, wait)) = deadline {
+                if now + owd_here > r.scheduled_at + fastest_owd + wait {
+                    path.tracker.expire(seq);
+                    self.stats.expired += 1;
+                    continue;
+                }
+            }
+            let (payload, len, global_seq) = (r.payload.clone(), r.len, r.global_seq);
+            path.tracker.on_retransmit(now, seq);
+            self.stats.retransmissions += 1;
+            // The header timestamp is the retransmission's own scheduling time, so the
+            // receiver's one-way-delay samples stay samples of the path.
+            let header = DataHeader {
+                flags: 0,
+                path_id: i as u8,
+                payload_len: len.min(u16::MAX as u32) as u16,
+                global_seq,
+                path_seq: seq,
+                send_ts_ns: now.as_nanos(),
+            };
+            return Some(self.depart(now, i, charge, header, payload, len, true));
+        }
+    }
+
+    /// The controller and pacing bookkeeping of one departure on path `i`.
+    #[allow(clippy::too_many_arguments, reason = "one call site each for new and resent data")]
+    fn depart(
+        &mut self,
+        now: Instant,
+        i: usize,
+        charge: u64,
+        header: DataHeader,
+        payload: P,
+        len: u32,
+        copy: bool,
+    ) -> Transmit<P> {
+        let path = &mut self.paths[i];
+        // The controller sees what is on the network, as a kernel socket's does; packets
+        // waiting for their pacing slot count only towards the scheduler's view of the window.
+        self.cc.on_sent(i, now, charge, path.tracker.outstanding_bytes);
+        if let Some(rate) = self.cc.pacing_rate_bytes_per_s(i).filter(|&r| r > 0) {
+            path.next_send_time = path.next_send_time.max(now) + transmission_time(charge, rate);
+        } else {
+            path.next_send_time = now;
+        }
+        let wire_len = len + self.header_bytes;
+        path.stats.sent_pkts += 1;
+        path.stats.sent_bytes += wire_len as u64;
+        Transmit { path: i, header, payload, wire_len, copy }
+    }
+
+    /// For a partial path `i`: (one-way delay of path `i`, of the fastest path, the receiver's
+    /// wait limit), all estimated as the module documentation says.
+    fn gap_estimate(&self, i: usize) -> (Duration, Duration, Duration) {
+        let owd = |p: &SenderPath<P>| p.tracker.rtt.srtt().map(|r| r / 2);
+        let known = || self.paths.iter().filter_map(owd);
+        let here = owd(&self.paths[i]).unwrap_or_default();
+        let fastest = known().min().unwrap_or_default();
+        let slowest = known().max().unwrap_or_default();
+        let wait = match self.reorder.kind {
+            ReorderKind::None => Duration::ZERO,
+            ReorderKind::Static => self.reorder.static_wait,
+            ReorderKind::Adaptive => slowest - fastest + self.reorder.margin,
+        };
+        (here, fastest, wait)
     }
 
     /// Moves packets from the scheduler queue to paths while the scheduler finds room.
@@ -218,24 +358,50 @@ impl<P> TunnelSender<P> {
                     cc: self.cc.metrics(i),
                 });
             }
-            let Some(i) = self.scheduler.select(now, &self.views, self.queue.len()) else { return };
-            let Some(q) = self.queue.pop_front() else { return };
-            let path = &mut self.paths[i];
-            path.queued_bytes += charge;
-            path.pacing_queue.push_back(Assigned {
-                payload: q.payload,
-                len: q.len,
-                global_seq: self.next_global_seq,
-                charge,
-                scheduled_at: now,
-            });
+            if self.scheduler.duplicates() {
+                if !self.views.iter().any(PathView::has_room) {
+                    return;
+                }
+                let Some(q) = self.queue.pop_front() else { return };
+                let mut first = true;
+                for v in self.views.iter().filter(|v| v.has_room()) {
+                    let path = &mut self.paths[v.index];
+                    path.queued_bytes += charge;
+                    path.pacing_queue.push_back(Assigned {
+                        payload: q.payload.clone(),
+                        len: q.len,
+                        global_seq: self.next_global_seq,
+                        charge,
+                        copy: !first,
+                        scheduled_at: now,
+                    });
+                    self.stats.redundant_copies += u64::from(!first);
+                    first = false;
+                }
+            } else {
+                let Some(i) = self.scheduler.select(now, &self.views, self.queue.len()) else {
+                    return;
+                };
+                let Some(q) = self.queue.pop_front() else { return };
+                let path = &mut self.paths[i];
+                path.queued_bytes += charge;
+                path.pacing_queue.push_back(Assigned {
+                    payload: q.payload,
+                    len: q.len,
+                    global_seq: self.next_global_seq,
+                    charge,
+                    copy: false,
+                    scheduled_at: now,
+                });
+            }
             self.next_global_seq += 1;
         }
         // The queue is empty: paths with room are limited by the application, not the window
         // (draft-cheng-iccrg-delivery-rate-estimation section 3.4).
         for (i, p) in self.paths.iter_mut().enumerate() {
             let in_flight = p.in_flight_bytes();
-            if p.pacing_queue.is_empty() && in_flight + self.mss_bytes <= self.cc.cwnd_bytes(i) {
+            let cwnd = self.cc.cwnd_bytes(i);
+            if !p.has_pending(cwnd, self.mss_bytes) && in_flight + self.mss_bytes <= cwnd {
                 p.tracker.rate.on_app_limited(in_flight);
             }
         }
@@ -246,8 +412,10 @@ impl<P> TunnelSender<P> {
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.paths
             .iter()
-            .flat_map(|p| {
-                let pacing = (!p.pacing_queue.is_empty()).then_some(p.next_send_time);
+            .enumerate()
+            .flat_map(|(i, p)| {
+                let pending = p.has_pending(self.cc.cwnd_bytes(i), self.mss_bytes);
+                let pacing = pending.then_some(p.next_send_time);
                 [pacing, p.tracker.timeout()]
             })
             .flatten()

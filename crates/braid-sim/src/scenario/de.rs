@@ -12,6 +12,7 @@ use std::str::FromStr;
 
 use braid_core::cc::{CcAlgorithm, TunnelCc};
 use braid_core::sched::SchedulerKind;
+use braid_core::tunnel::Reliability;
 use serde::de::{self, DeserializeOwned, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serializer};
 use toml::{Table, Value};
@@ -35,7 +36,7 @@ macro_rules! named {
         }
     )*};
 }
-named!(TunnelCc, CcAlgorithm, SchedulerKind, ReorderChoice, E2eKind);
+named!(TunnelCc, CcAlgorithm, SchedulerKind, ReorderChoice, E2eKind, Reliability);
 
 /// `deserialize_with` for a named enum: a string parsed with the type's `FromStr`, whose error
 /// lists the allowed names.

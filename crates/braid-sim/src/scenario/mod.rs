@@ -35,6 +35,7 @@ use std::str::FromStr;
 
 use braid_core::cc::{CcAlgorithm, TunnelCc, UnknownName};
 use braid_core::sched::SchedulerKind;
+use braid_core::tunnel::Reliability;
 use braid_core::wire::DATA_HEADER_LEN;
 use serde::{Deserialize, Serialize};
 
@@ -179,6 +180,12 @@ pub struct TunnelConfig {
     /// Bytes the tunnel adds to each E2E packet: outer IPv4 (20) + UDP (8) + braid data
     /// header (32).
     pub header_bytes: u32,
+    /// What a path does about a lost packet: `unreliable` (DCCP-like, the default),
+    /// `reliable` (TCP-like: resent, in order per path) or `partial` (resent while it can still
+    /// beat the receiver's wait limit). Seed 000 ran NewReno, BBR and BBRv2 as TCP tunnels
+    /// (reliable) and CCID2 / CCID5 as DCCP tunnels (unreliable).
+    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
+    pub reliability: Reliability,
 }
 
 impl Default for TunnelConfig {
@@ -195,6 +202,7 @@ impl Default for TunnelConfig {
             feedback_every_pkts: 2,
             feedback_max_delay_ms: 1.0,
             header_bytes: IPV4_HEADER_BYTES + UDP_HEADER_BYTES + DATA_HEADER_LEN as u32,
+            reliability: Reliability::Unreliable,
         }
     }
 }
