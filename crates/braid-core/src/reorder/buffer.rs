@@ -1,45 +1,75 @@
-//! The reorder buffer: holds packets that arrived beyond a gap, releases them in global
-//! sequence order, and gives a gap up when the oldest held packet has waited the wait limit.
+//! The reorder buffer: refuses duplicates, optionally equalises path delays, holds packets that
+//! arrived beyond a gap, releases them in global sequence order, and gives a gap up when the
+//! oldest held packet has waited the wait limit or, with fast loss detection, when every active
+//! path has delivered beyond it.
 //!
 //! Sources: seed 000 section 2.1 (the reordering module "can adjust the timing of packets
 //! arriving earlier than expected, up to a predefined limit"); draft-amend-iccrg-multipath-
 //! reordering; MP-DCCP's active reordering module, read for behaviour only (a ring indexed by
 //! the overall sequence number, drained when the expected packet arrives or when the oldest
 //! buffered packet times out). Policy choices (late packets, duplicates, the static default)
-//! are listed in the module documentation (`mod.rs`).
+//! are listed in the module documentation (`mod.rs`); the parts in their own files.
 //!
-//! # Rules (`static` and `adaptive`)
+//! # Stages of `insert`
+//! 1. Every arrival is a delay sample of its path (`PathDelays`, feeding the adaptive wait
+//!    limit) and, with fast loss detection, progress of its path (`FastLossDetector`).
+//! 2. The duplicate filter refuses numbers received before ([`Insert::Duplicate`]).
+//! 3. With equalisation the packet waits in the delay line (`equalize.rs`) until its hold ends;
+//!    a packet without hold whose path has nothing in the line goes straight on.
+//! 4. The reorder stage below, which the packet *enters* at the end of its hold.
+//!
+//! # Rules of the reorder stage (`static` and `adaptive`)
 //! - A packet with the next expected sequence number is released at once, with the run of
 //!   consecutive held packets after it.
-//! - A packet beyond a gap is held. It may wait at most the wait limit after its arrival:
-//!   `deadline = arrival + wait_limit()`, the limit read when the deadline is checked. All held
-//!   packets share the limit, so deadlines are ordered as arrivals are, and the oldest arrival
-//!   holds the earliest deadline. When it passes, every sequence number below that packet that
-//!   is still missing is given up (`skipped_seqs`), the held packets below it and the packet
-//!   itself are released (`released_on_timeout`), then the consecutive run after it.
+//! - A packet beyond a gap is held until `deadline = max(arrival + wait_limit(), entered)`, the
+//!   limit read when the deadline is checked (it equals `arrival + wait_limit()` without
+//!   equalisation: the hold counts as part of the wait, see `equalize.rs`). When the earliest
+//!   deadline passes, every sequence number below that packet that is still missing is given up
+//!   (`skipped_seqs`), the held packets below it and the packet itself are released
+//!   (`released_on_timeout`), then the consecutive run after it.
+//! - With fast loss detection, after every arrival and every packet entering from the delay
+//!   line: every missing number below the bound `FastLossDetector::lost_below` (capped at the
+//!   lowest number still in the delay line, which has arrived) is given up, the held packets
+//!   below it and the packet at the bound are released (`released_on_fast_loss`), then the
+//!   consecutive run after it.
 //! - A packet below the next expected number (its gap was given up) is released at once as
-//!   `late`; a second copy of a held packet is handed back as a duplicate.
+//!   `late`.
 //! - At most `buffer_pkts` packets are held: those numbered `next_expected + 1 ..=
 //!   next_expected + buffer_pkts`. A packet beyond that forces releases from the head, giving
 //!   gaps up, until it fits (`released_on_overflow`).
-//! - `none`: every packet goes straight out, in arrival order.
+//! - `none`: every packet goes straight out when it enters the stage, in entry order.
+//!
+//! # Time
+//! Events (a hold ending, a deadline passing) are handled in time order, a hold ending first on
+//! a tie, both by `poll_release(now)` and at the start of `insert(now)`; so a driver that polls
+//! late sees what one that polls on time sees. `now` is expected not to decrease; if it does,
+//! nothing panics and processing order stands in for time order.
 //!
 //! # Data structures (no allocation per packet once built)
 //! - `ring`: `buffer_pkts` slots; sequence number `s` lives in slot `s % buffer_pkts`. The held
-//!   numbers lie within `buffer_pkts` consecutive values, so they never share a slot.
-//! - `arrivals`: a FIFO of `(global_seq, arrival)` of held packets in arrival order. A packet
-//!   released in order leaves its entry behind; such entries are dropped when they reach the
-//!   front, so the front is always a held packet and gives the earliest deadline. Entries only
-//!   cover numbers within `buffer_pkts` of the front's, so at most `2 * buffer_pkts` exist.
+//!   numbers lie within `buffer_pkts` consecutive values, so they never share a slot, and the
+//!   duplicate filter lets each number in once, so a slot is never claimed twice.
+//! - `waiting`: per path (plus one lane shared by path indices beyond the tunnel's), a FIFO of
+//!   `(global_seq, arrival, entered)` of held packets in entry order. Within a path both times
+//!   only grow, so each lane is ordered by deadline and the earliest deadline is at the front of
+//!   one of the lanes. A packet released in order leaves its entry behind; such entries are
+//!   dropped when they reach the front, so every front is a held packet. Entries only cover
+//!   numbers within `buffer_pkts` of their lane's front, so a lane holds at most
+//!   `2 * buffer_pkts`.
 //! - `ready`: packets released but not yet returned by `poll_release`. A caller that drains
 //!   `poll_release` after every event never has more than `buffer_pkts + 1` there.
+//! - The delay line holds at most `buffer_pkts` packets.
 //!
-//! Both queues are allocated at their bound up front. `now` is expected not to decrease; if it
-//! does, nothing panics and insertion order stands in for arrival order.
+//! Queues are allocated up front, the lanes with an even share of their bound; a lane that
+//! carries most of the traffic grows a few times, amortised, up to its bound.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::duplicate_filter::{DuplicateFilter, Seen};
+use super::equalize::DelayLine;
+use super::fast_loss::FastLossDetector;
+use super::path_delay::PathDelays;
 use super::wait_limit::WaitLimit;
 use super::{Insert, Released, ReorderConfig, ReorderKind, ReorderStats, MAX_BUFFER_PKTS};
 use crate::time::Instant;
@@ -49,46 +79,81 @@ use crate::time::Instant;
 enum Cause {
     InOrder,
     Timeout,
+    FastLoss,
     Overflow,
     Late,
+}
+
+/// Something due at a point in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    /// The hold of the front packet of this delay-line lane ends.
+    HoldEnds(usize),
+    /// The deadline of this held packet passes.
+    Expiry(u64),
+}
+
+/// A held packet's place in its path's deadline order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Waiting {
+    seq: u64,
+    arrival: Instant,
+    entered: Instant,
 }
 
 /// Receiver-side reorder buffer for payload handles `P`. See the module documentation.
 #[derive(Debug)]
 pub struct ReorderBuffer<P> {
     kind: ReorderKind,
+    filter: DuplicateFilter,
+    delays: PathDelays,
     wait: WaitLimit,
+    fast_loss: Option<FastLossDetector>,
+    equalizer: Option<DelayLine<P>>,
+    /// Most packets held in the delay line (and in the ring).
+    buffer_pkts: usize,
     /// Held packets by `global_seq % ring.len()`; every held packet has
     /// `next_expected < global_seq <= next_expected + ring.len()`.
     ring: Box<[Option<Released<P>>]>,
     /// Packets in `ring`.
     held: usize,
     /// Lowest sequence number neither released nor given up. Never held: a packet carrying it is
-    /// released on arrival.
+    /// released when it enters the reorder stage.
     next_expected: u64,
-    /// `(global_seq, arrival)` of held packets in arrival order; the front is always held.
-    arrivals: VecDeque<(u64, Instant)>,
+    /// Per lane (path), held packets in entry order; every front is held.
+    waiting: Box<[VecDeque<Waiting>]>,
     ready: VecDeque<Released<P>>,
     stats: ReorderStats,
 }
 
 impl<P> ReorderBuffer<P> {
     /// A buffer for a tunnel of `n_paths` paths. `config` should have passed
-    /// [`ReorderConfig::validate`]; out-of-range values are clamped rather than panicking.
+    /// [`ReorderConfig::validate`]; out-of-range values are clamped rather than panicking, and
+    /// fast loss detection is ignored under `none`.
     pub fn new(config: ReorderConfig, n_paths: usize) -> Self {
         let capacity = config.buffer_pkts.clamp(1, MAX_BUFFER_PKTS);
+        let lanes = n_paths + 1;
         // Passthrough holds nothing; keep one slot so slot arithmetic never divides by zero.
-        let (ring_len, fifo_len) = match config.kind {
+        let (ring_len, lane_len) = match config.kind {
             ReorderKind::None => (1, 0),
-            ReorderKind::Static | ReorderKind::Adaptive => (capacity, 2 * capacity),
+            ReorderKind::Static | ReorderKind::Adaptive => {
+                (capacity, (2 * capacity).div_ceil(lanes))
+            }
         };
+        let fast_loss = (config.fast_loss_detection && config.kind != ReorderKind::None)
+            .then(|| FastLossDetector::new(n_paths));
         ReorderBuffer {
             kind: config.kind,
-            wait: WaitLimit::new(&config, n_paths),
+            filter: DuplicateFilter::new(),
+            delays: PathDelays::new(n_paths),
+            wait: WaitLimit::new(&config),
+            fast_loss,
+            equalizer: config.equalize_delay.then(|| DelayLine::new(lanes, capacity)),
+            buffer_pkts: capacity,
             ring: (0..ring_len).map(|_| None).collect(),
             held: 0,
             next_expected: 0,
-            arrivals: VecDeque::with_capacity(fifo_len),
+            waiting: (0..lanes).map(|_| VecDeque::with_capacity(lane_len)).collect(),
             ready: VecDeque::with_capacity(capacity + 1),
             stats: ReorderStats::default(),
         }
@@ -104,36 +169,35 @@ impl<P> ReorderBuffer<P> {
         send_ts_ns: u64,
         payload: P,
     ) -> Insert<P> {
-        self.wait.on_arrival(now, path, send_ts_ns);
-        let packet = Released { payload, global_seq, arrival: now, path };
-        if self.kind == ReorderKind::None {
-            self.release(packet, Cause::InOrder);
-            return Insert::Accepted;
+        self.advance(now);
+        let owd_ns = self.delays.on_arrival(now, path, send_ts_ns);
+        if owd_ns.is_some() {
+            self.wait.on_spread_sample(self.delays.spread(now));
         }
-        if global_seq < self.next_expected {
-            self.release(packet, Cause::Late);
-            return Insert::Accepted;
+        if let Some(f) = &mut self.fast_loss {
+            f.on_arrival(now, path, global_seq);
         }
-        if global_seq - self.next_expected > self.capacity() {
-            self.make_room_for(global_seq);
-        }
-        if global_seq == self.next_expected {
-            self.next_expected = global_seq.saturating_add(1);
-            self.release(packet, Cause::InOrder);
-            self.release_run();
-            self.drop_stale_arrivals();
-            return Insert::Accepted;
-        }
-        let slot = self.slot(global_seq);
-        if self.ring[slot].is_some() {
-            // Held numbers never share a slot, so this is the same number.
-            self.stats.duplicates += 1;
-            return Insert::Duplicate(packet.payload);
-        }
-        self.ring[slot] = Some(packet);
-        self.held += 1;
-        self.arrivals.push_back((global_seq, now));
-        Insert::Accepted
+        let verdict = match self.filter.check_and_mark(global_seq) {
+            Seen::New => {
+                let hold =
+                    owd_ns.map_or(Duration::ZERO, |o| self.delays.lag_behind_slowest(now, o));
+                let packet = Released { payload, global_seq, arrival: now, hold_end: now, path };
+                self.accept(now, hold, packet);
+                Insert::Accepted
+            }
+            Seen::Duplicate => {
+                self.stats.duplicates += 1;
+                Insert::Duplicate(payload)
+            }
+            Seen::TooOld => {
+                self.stats.duplicates += 1;
+                self.stats.too_old += 1;
+                Insert::Duplicate(payload)
+            }
+        };
+        // A duplicate is progress of its path too.
+        self.detect_losses(now);
+        verdict
     }
 
     /// Next packet ready for in-order delivery at `now` (call until `None`).
@@ -142,17 +206,16 @@ impl<P> ReorderBuffer<P> {
             if let Some(p) = self.ready.pop_front() {
                 return Some(p);
             }
-            let &(oldest_seq, arrival) = self.arrivals.front()?;
-            if now < self.deadline(arrival) {
+            if !self.step(now) {
                 return None;
             }
-            self.give_up_through(oldest_seq, Cause::Timeout);
         }
     }
 
-    /// Earliest time `poll_release` may release something held (a wait-limit expiry), if any.
+    /// Earliest time `poll_release` may release something held (a hold ending or a wait-limit
+    /// expiry), if any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.arrivals.front().map(|&(_, arrival)| self.deadline(arrival))
+        self.next_event().map(|(at, _)| at)
     }
 
     /// The current wait limit (zero for `none`).
@@ -160,9 +223,9 @@ impl<P> ReorderBuffer<P> {
         self.wait.current()
     }
 
-    /// Packets held, including ones ready but not yet polled.
+    /// Packets held, including ones in the delay line and ones ready but not yet polled.
     pub fn len(&self) -> usize {
-        self.held + self.ready.len()
+        self.held + self.ready.len() + self.equalizer.as_ref().map_or(0, DelayLine::len)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -186,14 +249,133 @@ impl<P> ReorderBuffer<P> {
         (seq % self.capacity()) as usize
     }
 
-    fn deadline(&self, arrival: Instant) -> Instant {
-        arrival + self.wait.current()
+    /// Lane of a path: its own, or the shared last one for indices beyond the tunnel's.
+    fn lane(&self, path: usize) -> usize {
+        path.min(self.waiting.len() - 1)
+    }
+
+    fn deadline(&self, w: &Waiting) -> Instant {
+        (w.arrival + self.wait.current()).max(w.entered)
+    }
+
+    /// Handles every event due by `now`.
+    fn advance(&mut self, now: Instant) {
+        while self.step(now) {}
+    }
+
+    /// Handles the earliest event if it is due by `now`; false when none is.
+    fn step(&mut self, now: Instant) -> bool {
+        let Some((at, event)) = self.next_event().filter(|&(at, _)| at <= now) else {
+            return false;
+        };
+        match event {
+            Event::HoldEnds(lane) => {
+                if let Some((_, packet)) = self.equalizer.as_mut().and_then(|e| e.pop(lane)) {
+                    self.enter(at, packet);
+                    self.detect_losses(at);
+                }
+            }
+            Event::Expiry(seq) => self.give_up_below(seq.saturating_add(1), Cause::Timeout),
+        }
+        true
+    }
+
+    /// The earliest pending event; a hold ending goes first on a tie, so the packet it frees
+    /// can still fill a gap whose deadline is the same instant.
+    fn next_event(&self) -> Option<(Instant, Event)> {
+        let hold = self.equalizer.as_ref().and_then(DelayLine::next_exit);
+        let expiry = self
+            .waiting
+            .iter()
+            .filter_map(|lane| lane.front())
+            .map(|w| (self.deadline(w), w.seq))
+            .min_by_key(|&(at, _)| at);
+        match (hold, expiry) {
+            (Some((h, lane)), Some((e, _))) if h <= e => Some((h, Event::HoldEnds(lane))),
+            (_, Some((e, seq))) => Some((e, Event::Expiry(seq))),
+            (Some((h, lane)), None) => Some((h, Event::HoldEnds(lane))),
+            (None, None) => None,
+        }
+    }
+
+    /// Stage 3: a new packet enters the delay line, or the reorder stage when it has no hold and
+    /// nothing of its path is in the line.
+    fn accept(&mut self, now: Instant, hold: Duration, packet: Released<P>) {
+        let lane = self.lane(packet.path);
+        let Some(line) = self.equalizer.as_mut() else {
+            self.enter(now, packet);
+            return;
+        };
+        if hold.is_zero() && line.lane_is_empty(lane) {
+            self.enter(now, packet);
+            return;
+        }
+        let early = if line.len() >= self.buffer_pkts {
+            line.next_exit().and_then(|(_, l)| line.pop(l))
+        } else {
+            None
+        };
+        line.push(lane, now + hold, packet);
+        if let Some((_, p)) = early {
+            self.enter(now, p);
+        }
+    }
+
+    /// Stage 4: `packet` reaches the reorder stage at `at`.
+    fn enter(&mut self, at: Instant, mut packet: Released<P>) {
+        packet.hold_end = at;
+        let seq = packet.global_seq;
+        if self.kind == ReorderKind::None {
+            self.release(packet, Cause::InOrder);
+            return;
+        }
+        if seq < self.next_expected {
+            self.release(packet, Cause::Late);
+            return;
+        }
+        if seq - self.next_expected > self.capacity() {
+            self.make_room_for(seq);
+        }
+        if seq == self.next_expected {
+            self.next_expected = seq.saturating_add(1);
+            self.release(packet, Cause::InOrder);
+            self.release_run();
+            self.drop_stale_waiting();
+            return;
+        }
+        let slot = self.slot(seq);
+        debug_assert!(self.ring[slot].is_none(), "the duplicate filter lets {seq} in once");
+        let lane = self.lane(packet.path);
+        self.waiting[lane].push_back(Waiting { seq, arrival: packet.arrival, entered: at });
+        self.ring[slot] = Some(packet);
+        self.held += 1;
+    }
+
+    /// Fast loss detection: gives up every missing number every active path has passed, except
+    /// numbers still in the delay line (they have arrived).
+    fn detect_losses(&mut self, now: Instant) {
+        if self.held == 0 {
+            return;
+        }
+        let Some(mut bound) = self.fast_loss.as_ref().and_then(|f| f.lost_below(now)) else {
+            return;
+        };
+        if let Some(lowest) = self.equalizer.as_ref().and_then(DelayLine::lowest_seq) {
+            bound = bound.min(lowest);
+        }
+        if bound > self.next_expected {
+            // The packet at the bound is held unless the bound was capped by the delay line;
+            // it goes out with the packets the give-up released.
+            let end = if self.is_held(bound) { bound.saturating_add(1) } else { bound };
+            self.give_up_below(end, Cause::FastLoss);
+        }
     }
 
     fn release(&mut self, packet: Released<P>, cause: Cause) {
         match cause {
             Cause::InOrder => self.stats.in_order += 1,
             Cause::Timeout => self.stats.released_on_timeout += 1,
+            Cause::FastLoss => self.stats.released_on_fast_loss += 1,
             Cause::Overflow => self.stats.released_on_overflow += 1,
             Cause::Late => self.stats.late += 1,
         }
@@ -227,25 +409,26 @@ impl<P> ReorderBuffer<P> {
         }
     }
 
-    /// Gives up every missing number up to the held packet `last`, releasing the held packets
-    /// up to and including it for `cause`, then the consecutive run after it. The one place
-    /// gaps are given up on purpose: fast loss detection, when it comes, decides earlier and
-    /// calls this with its own cause.
-    fn give_up_through(&mut self, last: u64, cause: Cause) {
-        debug_assert!(self.is_held(last));
-        loop {
+    /// Gives up every missing number below `end`, releasing the held packets below it for
+    /// `cause`, then the consecutive run from `end` on. The one place gaps are given up on
+    /// purpose: by a deadline (`end` = the expired packet's number + 1) or by fast loss
+    /// detection.
+    fn give_up_below(&mut self, end: u64, cause: Cause) {
+        while self.next_expected < end {
+            if self.held == 0 {
+                self.stats.skipped_seqs += end - self.next_expected;
+                self.next_expected = end;
+                break;
+            }
             let seq = self.next_expected;
             match self.take_held(seq) {
                 Some(p) => self.release(p, cause),
                 None => self.stats.skipped_seqs += 1,
             }
-            self.next_expected = seq.saturating_add(1);
-            if seq >= last {
-                break;
-            }
+            self.next_expected = seq + 1;
         }
         self.release_run();
-        self.drop_stale_arrivals();
+        self.drop_stale_waiting();
     }
 
     /// Releases from the head, giving gaps up, until `seq` fits: `seq - next_expected <=
@@ -266,16 +449,19 @@ impl<P> ReorderBuffer<P> {
             self.next_expected = head + 1;
         }
         self.release_run();
-        self.drop_stale_arrivals();
+        self.drop_stale_waiting();
     }
 
-    /// Pops arrival entries of packets no longer held, so the front gives the next deadline.
-    fn drop_stale_arrivals(&mut self) {
-        while let Some(&(seq, _)) = self.arrivals.front() {
-            if self.is_held(seq) {
-                break;
+    /// Pops entries of packets no longer held from the lane fronts, so each front gives its
+    /// lane's next deadline.
+    fn drop_stale_waiting(&mut self) {
+        for i in 0..self.waiting.len() {
+            while let Some(&w) = self.waiting[i].front() {
+                if self.is_held(w.seq) {
+                    break;
+                }
+                self.waiting[i].pop_front();
             }
-            self.arrivals.pop_front();
         }
     }
 }
@@ -285,6 +471,7 @@ mod tests {
     use super::*;
     use crate::reorder::MAX_WAIT_LIMIT;
     use proptest::prelude::*;
+    use std::collections::HashSet;
 
     const MS: u64 = 1_000_000;
 
@@ -494,49 +681,371 @@ mod tests {
     }
 
     #[test]
-    fn duplicates_of_held_packets_are_handed_back() {
+    fn every_copy_after_the_first_is_handed_back_under_every_policy() {
+        for kind in [ReorderKind::None, ReorderKind::Static, ReorderKind::Adaptive] {
+            let mut b = buffer(kind, 8);
+            put(&mut b, t_ms(0), 2);
+            // A copy of a packet still held (or, for none, already released).
+            assert_eq!(b.insert(t_ms(1), 1, 2, 0, 77), Insert::Duplicate(77), "{kind:?}");
+            put(&mut b, t_ms(2), 0);
+            put(&mut b, t_ms(2), 1);
+            let expected = if kind == ReorderKind::None { vec![2, 0, 1] } else { vec![0, 1, 2] };
+            assert_eq!(drain(&mut b, t_ms(2)), expected, "{kind:?}");
+            // Copies of released packets, in order or not: refused, not released as late.
+            for seq in [2, 0, 1] {
+                assert_eq!(put(&mut b, t_ms(3), seq), Insert::Duplicate(seq), "{kind:?}");
+            }
+            assert_eq!(drain(&mut b, t_ms(3)), Vec::<u64>::new());
+            let s = b.stats();
+            assert_eq!((s.duplicates, s.too_old, s.late, s.released()), (4, 0, 0, 3), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_below_the_duplicate_window_are_refused_as_too_old() {
         let mut b = buffer(ReorderKind::Static, 8);
-        put(&mut b, t_ms(0), 2);
-        assert_eq!(b.insert(t_ms(1), 1, 2, 0, 77), Insert::Duplicate(77));
-        assert_eq!(b.len(), 1);
-        assert_eq!(b.stats().duplicates, 1);
-        // Once released, a further copy is indistinguishable from a late packet.
-        put(&mut b, t_ms(2), 0);
-        put(&mut b, t_ms(2), 1);
-        assert_eq!(drain(&mut b, t_ms(2)), vec![0, 1, 2]);
-        assert_eq!(put(&mut b, t_ms(3), 2), Insert::Accepted);
-        assert_eq!(drain(&mut b, t_ms(3)), vec![2]);
-        assert_eq!(b.stats().late, 1);
+        put(&mut b, t_ms(0), 20_000);
+        drain(&mut b, t_ms(100));
+        // 20000 - 8191 is the oldest number the window still tells apart: late, but a first copy.
+        assert_eq!(put(&mut b, t_ms(101), 20_000 - 8191), Insert::Accepted);
+        assert_eq!(drain(&mut b, t_ms(101)), vec![20_000 - 8191]);
+        assert_eq!(put(&mut b, t_ms(102), 20_000 - 8192), Insert::Duplicate(20_000 - 8192));
+        let s = b.stats();
+        assert_eq!((s.late, s.duplicates, s.too_old), (1, 1, 1));
     }
 
     #[test]
     fn passthrough_releases_in_arrival_order() {
         let mut b = buffer(ReorderKind::None, 8);
-        for (i, seq) in [3, 1, 2, 1, 9].into_iter().enumerate() {
+        for (i, seq) in [3, 1, 2, 9].into_iter().enumerate() {
             assert_eq!(put(&mut b, t_ms(i as u64), seq), Insert::Accepted);
         }
-        assert_eq!(b.len(), 5);
+        assert_eq!(put(&mut b, t_ms(4), 1), Insert::Duplicate(1));
+        assert_eq!(b.len(), 4);
         assert_eq!(b.poll_timeout(), None);
         assert_eq!(b.wait_limit(), Duration::ZERO);
-        assert_eq!(drain(&mut b, t_ms(5)), vec![3, 1, 2, 1, 9]);
-        assert_eq!(b.stats(), ReorderStats { in_order: 5, ..ReorderStats::default() });
+        assert_eq!(drain(&mut b, t_ms(5)), vec![3, 1, 2, 9]);
+        assert_eq!(
+            b.stats(),
+            ReorderStats { in_order: 4, duplicates: 1, ..ReorderStats::default() }
+        );
     }
 
     #[test]
     fn extreme_sequence_numbers_and_configs_do_not_panic() {
-        for kind in [ReorderKind::Static, ReorderKind::Adaptive] {
+        let orders: [&[u64]; 2] = [
+            &[u64::MAX, u64::MAX - 1, 0, u64::MAX, 5, u64::MAX - 2],
+            &[0, 5, u64::MAX - 1, u64::MAX, u64::MAX - 2, u64::MAX, 3],
+        ];
+        for kind in [ReorderKind::None, ReorderKind::Static, ReorderKind::Adaptive] {
             for cap in [0, 1, 3] {
-                let mut b = buffer(kind, cap);
-                for (i, seq) in
-                    [u64::MAX, u64::MAX - 1, 0, u64::MAX, 5, u64::MAX - 2].into_iter().enumerate()
+                for (fast_loss_detection, equalize_delay) in
+                    [(false, false), (true, false), (false, true), (true, true)]
                 {
-                    b.insert(t_ms(i as u64), 9, seq, u64::MAX, seq);
-                    drain(&mut b, t_ms(i as u64));
+                    let config = ReorderConfig {
+                        kind,
+                        buffer_pkts: cap,
+                        fast_loss_detection,
+                        equalize_delay,
+                        ..ReorderConfig::default()
+                    };
+                    for order in orders {
+                        let mut b = ReorderBuffer::new(config.clone(), 2);
+                        for (i, &seq) in order.iter().enumerate() {
+                            let path = [0, 1, 9][i % 3];
+                            b.insert(t_ms(i as u64), path, seq, [0, u64::MAX][i % 2], seq);
+                            drain(&mut b, t_ms(i as u64));
+                        }
+                        drain(&mut b, t_ms(20_000));
+                        assert!(b.is_empty());
+                        assert_eq!(b.poll_timeout(), None);
+                    }
                 }
-                drain(&mut b, t_ms(20_000));
-                assert!(b.is_empty());
             }
         }
+    }
+
+    /// Path 0 has a one-way delay of 10 ms, path 1 of 30 ms. `send` sends packet `seq` at
+    /// `sent_ms` on `path` and delivers it at `sent_ms` + its path's delay.
+    struct TwoPaths {
+        b: ReorderBuffer<u64>,
+    }
+
+    const OWD_MS: [u64; 2] = [10, 30];
+
+    impl TwoPaths {
+        fn new(kind: ReorderKind, fast_loss_detection: bool, equalize_delay: bool) -> Self {
+            let config = ReorderConfig {
+                kind,
+                buffer_pkts: 64,
+                fast_loss_detection,
+                equalize_delay,
+                ..ReorderConfig::default()
+            };
+            TwoPaths { b: ReorderBuffer::new(config, 2) }
+        }
+
+        fn arrival(path: usize, sent_ms: u64) -> Instant {
+            t_ms(sent_ms + OWD_MS[path])
+        }
+
+        fn send(&mut self, path: usize, seq: u64, sent_ms: u64) -> Insert<u64> {
+            let at = Self::arrival(path, sent_ms);
+            self.b.insert(at, path, seq, sent_ms * MS, seq)
+        }
+
+        fn drain(&mut self, now: Instant) -> Vec<u64> {
+            drain(&mut self.b, now)
+        }
+    }
+
+    #[test]
+    fn fast_loss_gives_a_gap_up_once_every_path_has_passed_it() {
+        for kind in [ReorderKind::Static, ReorderKind::Adaptive] {
+            let mut p = TwoPaths::new(kind, true, false);
+            // Both paths deliver: 0 on the slow path (sent at 0 ms, arrives at 30 ms), 1 on the
+            // fast one (sent at 20 ms, arrives at 30 ms).
+            p.send(1, 0, 0);
+            p.send(0, 1, 20);
+            assert_eq!(p.drain(t_ms(30)), vec![0, 1]);
+            // 2 is lost on the fast path; 3 follows on it (sent at 22 ms, arrives at 32 ms).
+            p.send(0, 3, 22);
+            assert_eq!(p.drain(t_ms(32)), Vec::<u64>::new(), "{kind:?}: slow path may carry 2");
+            let deadline = p.b.poll_timeout().unwrap();
+            // The slow path delivers 4 (sent at 23 ms, arrives at 53 ms): it carried nothing
+            // below 4 that has not arrived, so 2 is lost on both paths.
+            p.send(1, 4, 23);
+            assert!(t_ms(53) < deadline, "{kind:?}: released before the wait limit");
+            assert_eq!(p.drain(t_ms(53)), vec![3, 4], "{kind:?}");
+            let s = p.b.stats();
+            assert_eq!(
+                (s.in_order, s.released_on_fast_loss, s.released_on_timeout, s.skipped_seqs),
+                (3, 1, 0, 1),
+                "{kind:?}"
+            );
+            assert_eq!(p.b.poll_timeout(), None);
+        }
+    }
+
+    #[test]
+    fn without_progress_on_every_path_the_gap_waits_for_the_wait_limit() {
+        for kind in [ReorderKind::Static, ReorderKind::Adaptive] {
+            for fast_loss in [true, false] {
+                let mut p = TwoPaths::new(kind, fast_loss, false);
+                p.send(1, 0, 0);
+                p.send(0, 1, 20);
+                p.drain(t_ms(30));
+                // 2 is missing; the fast path delivers 3 and 5, the slow path nothing more.
+                p.send(0, 3, 22);
+                p.send(0, 5, 24);
+                let deadline = p.b.poll_timeout().unwrap();
+                assert_eq!(deadline, t_ms(32) + p.b.wait_limit(), "{kind:?}");
+                let just_before = Instant::from_nanos(deadline.as_nanos() - 1);
+                assert_eq!(p.drain(just_before), Vec::<u64>::new(), "{kind:?} {fast_loss}");
+                assert_eq!(p.drain(deadline), vec![3], "{kind:?} {fast_loss}");
+                assert_eq!(p.b.stats().released_on_fast_loss, 0);
+                assert_eq!(p.b.stats().released_on_timeout, 1);
+            }
+        }
+        // With fast loss detection off, the slow path passing the gap does not release it.
+        let mut p = TwoPaths::new(ReorderKind::Static, false, false);
+        p.send(1, 0, 0);
+        p.send(0, 1, 20);
+        p.send(0, 3, 22);
+        p.send(1, 4, 23);
+        assert_eq!(p.drain(t_ms(53)), vec![0, 1]);
+        assert_eq!(p.b.poll_timeout(), Some(t_ms(32) + Duration::from_millis(50)));
+    }
+
+    #[test]
+    fn a_path_silent_for_over_a_second_does_not_hold_a_gap_open() {
+        let mut p = TwoPaths::new(ReorderKind::Static, true, false);
+        p.send(1, 0, 0); // the slow path's only packet, at 30 ms
+        p.send(0, 1, 20);
+        p.drain(t_ms(30));
+        // At 1030 ms the slow path is exactly 1 s silent: still active, 3 waits for 2.
+        p.send(0, 3, 1020);
+        assert_eq!(p.drain(t_ms(1030)), Vec::<u64>::new());
+        // 1 ms later it is stale: the next fast-path arrival gives 2 and 4 up at once.
+        p.send(0, 5, 1021);
+        assert_eq!(p.drain(t_ms(1031)), vec![3, 5]);
+        let s = p.b.stats();
+        assert_eq!((s.released_on_fast_loss, s.skipped_seqs), (2, 2));
+    }
+
+    #[test]
+    fn redundant_copies_fill_gaps_and_count_as_progress() {
+        // Redundant scheduling: every packet on both paths, sent together.
+        let mut p = TwoPaths::new(ReorderKind::Adaptive, true, false);
+        let mut arrivals = Vec::new();
+        for seq in 0..12u64 {
+            // 0 shows both paths to the receiver well before the rest.
+            let sent_ms = if seq == 0 { 0 } else { 100 + seq };
+            // 5 is lost on the fast path only; 8 on both.
+            let lost: &[usize] = match seq {
+                5 => &[0],
+                8 => &[0, 1],
+                _ => &[],
+            };
+            for path in [0, 1].into_iter().filter(|p| !lost.contains(p)) {
+                arrivals.push((TwoPaths::arrival(path, sent_ms), path, seq, sent_ms));
+            }
+        }
+        arrivals.sort();
+        let mut released = Vec::new();
+        let mut duplicates = 0;
+        for (at, path, seq, sent_ms) in arrivals {
+            // Deliver whatever fell due before this arrival, at its time.
+            while let Some(due) = p.b.poll_timeout().filter(|&d| d <= at) {
+                released.extend(p.drain(due).into_iter().map(|s| (s, due)));
+            }
+            if let Insert::Duplicate(_) = p.send(path, seq, sent_ms) {
+                duplicates += 1;
+            }
+            released.extend(p.drain(at).into_iter().map(|s| (s, at)));
+        }
+        released.extend(p.drain(t_ms(1000)).into_iter().map(|s| (s, t_ms(1000))));
+        let seqs: Vec<u64> = released.iter().map(|&(s, _)| s).collect();
+        assert_eq!(seqs, vec![0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11], "each at most once, in order");
+        // 5's slow copy (sent at 105 ms, arrives at 135 ms) fills the gap: 6 and 7 wait for it.
+        assert_eq!(released[5], (5, t_ms(135)));
+        assert_eq!(released[6], (6, t_ms(135)));
+        // 8 is missing everywhere: once the slow path's copy of 9 (sent at 109, arriving at
+        // 139 ms) shows that path passed 8, 9 goes; 9 arrived on the fast path at 119 ms.
+        assert_eq!(released[8], (9, t_ms(139)));
+        let s = p.b.stats();
+        // Copies of 0..=11 except 8 (both lost) and 5 (one lost) came twice.
+        assert_eq!(duplicates, 10);
+        assert_eq!((s.duplicates, s.released_on_fast_loss, s.skipped_seqs), (10, 1, 1));
+        assert_eq!(s.released_on_timeout, 0);
+    }
+
+    /// Sends `n` packets alternately on the fast and the slow path, one per millisecond from
+    /// `start_ms`, numbered from `first_seq`, skipping `lost`; records `(seq, path, arrival,
+    /// hold_end, release)` of every release.
+    fn alternate(
+        p: &mut TwoPaths,
+        start_ms: u64,
+        first_seq: u64,
+        n: u64,
+        lost: &[u64],
+    ) -> Vec<(u64, usize, Instant, Instant, Instant)> {
+        let mut arrivals: Vec<(Instant, usize, u64, u64)> = (0..n)
+            .map(|i| (first_seq + i, (i % 2) as usize, start_ms + i))
+            .filter(|(seq, _, _)| !lost.contains(seq))
+            .map(|(seq, path, sent)| (TwoPaths::arrival(path, sent), path, seq, sent))
+            .collect();
+        arrivals.sort();
+        let mut out = Vec::new();
+        let mut record = |b: &mut ReorderBuffer<u64>, now: Instant| {
+            while let Some(r) = b.poll_release(now) {
+                out.push((r.global_seq, r.path, r.arrival, r.hold_end, now));
+            }
+        };
+        for (at, path, seq, sent) in arrivals {
+            while let Some(due) = p.b.poll_timeout().filter(|&d| d <= at) {
+                record(&mut p.b, due);
+            }
+            assert_eq!(p.b.insert(at, path, seq, sent * MS, seq), Insert::Accepted);
+            record(&mut p.b, at);
+        }
+        while let Some(due) = p.b.poll_timeout() {
+            record(&mut p.b, due);
+        }
+        out
+    }
+
+    #[test]
+    fn equalization_holds_the_fast_path_by_the_delay_difference() {
+        for kind in [ReorderKind::None, ReorderKind::Static, ReorderKind::Adaptive] {
+            let mut p = TwoPaths::new(kind, false, true);
+            // Both paths have delivered once, so both delays are known.
+            p.send(0, 0, 0);
+            p.send(1, 1, 0);
+            p.drain(t_ms(30));
+            let out = alternate(&mut p, 100, 2, 40, &[]);
+            let seqs: Vec<u64> = out.iter().map(|r| r.0).collect();
+            assert_eq!(seqs, (2..42).collect::<Vec<_>>(), "{kind:?}: in order, none waiting");
+            for &(seq, path, arrival, hold_end, release) in &out {
+                // 30 ms - 10 ms on the fast path; the slow path is not held.
+                let hold = Duration::from_millis([20, 0][path]);
+                assert_eq!(hold_end, arrival + hold, "{kind:?} {seq}");
+                assert_eq!(release, hold_end, "{kind:?} {seq}: nothing left to reorder");
+            }
+            let s = p.b.stats();
+            assert_eq!((s.in_order, s.released_on_timeout, s.late), (42, 0, 0), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn with_equalization_the_wait_limit_still_counts_from_the_arrival() {
+        for kind in [ReorderKind::Static, ReorderKind::Adaptive] {
+            let mut p = TwoPaths::new(kind, false, true);
+            p.send(0, 0, 0);
+            p.send(1, 1, 0);
+            p.drain(t_ms(30));
+            // Packets 2.. alternate from 100 ms, 2 on the fast path; 10 (fast path, sent at
+            // 108 ms) is lost. 11 (slow, sent at 109 ms) arrives at 139 ms with no hold; 12 (fast,
+            // sent at 110 ms) arrives at 120 ms and is held until 140 ms.
+            let out = alternate(&mut p, 100, 2, 40, &[10]);
+            let at = |seq: u64| out.iter().find(|r| r.0 == seq).unwrap().4;
+            let limit = p.b.wait_limit();
+            if kind == ReorderKind::Static {
+                assert_eq!(limit, Duration::from_millis(50));
+            } else {
+                // 20 ms of delay difference (every sample) plus the 10 ms margin.
+                assert_eq!(limit, Duration::from_millis(30));
+            }
+            // 12's deadline, max(arrival 120 ms + limit, hold end 140 ms), is the earliest of
+            // the packets beyond the gap; 11 arrived later (139 ms) and waits until then too.
+            let deadline = (t_ms(120) + limit).max(t_ms(140));
+            assert_eq!(at(11), deadline, "{kind:?}");
+            assert_eq!(at(12), deadline, "{kind:?}");
+            assert_eq!(p.b.stats().skipped_seqs, 1);
+        }
+    }
+
+    #[test]
+    fn fast_loss_never_gives_up_a_packet_still_in_the_delay_line() {
+        let mut p = TwoPaths::new(ReorderKind::Static, true, true);
+        p.send(0, 0, 0);
+        p.send(1, 1, 0);
+        p.drain(t_ms(30));
+        // 2 (slow, sent at 100 ms) is lost. 3 (fast, sent at 101 ms) arrives at 111 ms and is
+        // held to 131 ms; 4 (slow, sent at 102 ms) arrives at 132 ms. Both paths have passed 2,
+        // but 3 must not be given up with it: it entered the reorder stage at 131 ms.
+        p.send(0, 3, 101);
+        assert_eq!(p.drain(t_ms(111)), Vec::<u64>::new());
+        assert_eq!(p.b.poll_timeout(), Some(t_ms(131)));
+        assert_eq!(p.drain(t_ms(131)), Vec::<u64>::new(), "the slow path may still carry 2");
+        p.send(1, 4, 102);
+        assert_eq!(p.drain(t_ms(132)), vec![3, 4]);
+        let s = p.b.stats();
+        assert_eq!((s.released_on_fast_loss, s.late, s.skipped_seqs), (1, 0, 1));
+    }
+
+    #[test]
+    fn a_full_delay_line_passes_the_packet_due_first_on_early() {
+        let config = ReorderConfig {
+            kind: ReorderKind::Static,
+            buffer_pkts: 3,
+            equalize_delay: true,
+            ..ReorderConfig::default()
+        };
+        let mut b = ReorderBuffer::new(config, 2);
+        b.insert(t_ms(30), 1, 0, 0, 0); // slow path: 30 ms
+        assert_eq!(drain(&mut b, t_ms(30)), vec![0]);
+        // Fast-path packets, 10 ms one way, each held 20 ms; the line holds 3.
+        for seq in 1..=4u64 {
+            b.insert(t_ms(30 + seq), 0, seq, (20 + seq) * MS, seq);
+        }
+        // 1 went on early when 4 arrived; the others keep their hold.
+        assert_eq!(b.len(), 4);
+        let first = b.poll_release(t_ms(34)).unwrap();
+        assert_eq!((first.global_seq, first.hold_end), (1, t_ms(34)));
+        assert_eq!(b.poll_release(t_ms(34)), None);
+        assert_eq!(b.poll_timeout(), Some(t_ms(52)));
+        assert_eq!(drain(&mut b, t_ms(60)), vec![2, 3, 4]);
     }
 
     /// `(global_seq, path, gap before arrival in ns)` per arrival: a jittered order (from nearly
@@ -568,19 +1077,25 @@ mod tests {
             })
     }
 
+    fn kinds() -> [ReorderKind; 3] {
+        [ReorderKind::None, ReorderKind::Static, ReorderKind::Adaptive]
+    }
+
     fn config() -> impl Strategy<Value = ReorderConfig> {
-        (0usize..3, 1usize..40, 0u64..60, 0u64..20).prop_map(
-            |(k, buffer_pkts, wait_ms, margin_ms)| ReorderConfig {
-                kind: [ReorderKind::None, ReorderKind::Static, ReorderKind::Adaptive][k],
+        (0usize..3, 1usize..40, 0u64..60, 0u64..20, any::<bool>(), any::<bool>()).prop_map(
+            |(k, buffer_pkts, wait_ms, margin_ms, fast_loss, equalize_delay)| ReorderConfig {
+                kind: kinds()[k],
                 buffer_pkts,
                 static_wait: Duration::from_millis(wait_ms),
                 margin: Duration::from_millis(margin_ms),
                 new_sample_weight: 0.95,
+                fast_loss_detection: fast_loss && k != 0,
+                equalize_delay,
             },
         )
     }
 
-    /// Polls as a driver would: at every deadline due by `now`, at its time, then at `now`.
+    /// Polls as a driver would: at every event due by `now`, at its time, then at `now`.
     fn run_until(
         b: &mut ReorderBuffer<usize>,
         clock: &mut Instant,
@@ -589,11 +1104,10 @@ mod tests {
     ) -> Result<(), TestCaseError> {
         while let Some(due) = b.poll_timeout().filter(|&d| d <= now) {
             *clock = (*clock).max(due);
-            let before = out.len();
             while let Some(r) = b.poll_release(*clock) {
                 out.push((*clock, r));
             }
-            prop_assert!(out.len() > before, "a due deadline released nothing");
+            prop_assert!(b.poll_timeout().is_none_or(|d| d > *clock), "an event stayed due");
         }
         *clock = now;
         while let Some(r) = b.poll_release(now) {
@@ -609,17 +1123,15 @@ mod tests {
         const PATH_OWD_NS: [u64; 3] = [10 * MS, 25 * MS, 45 * MS];
         let kind = config.kind;
         let static_wait = config.static_wait;
+        let equalize = config.equalize_delay;
         let cap = config.buffer_pkts;
         let mut b: ReorderBuffer<usize> = ReorderBuffer::new(config, 3);
         let mut clock = Instant::from_nanos(100 * MS);
         let mut accepted = vec![false; arrivals.len()];
         let mut late = vec![false; arrivals.len()];
         let mut out: Vec<(Instant, Released<usize>)> = Vec::new();
+        let mut seen = HashSet::new();
         let mut duplicates = 0;
-        // Accepted minus released copies, by sequence number.
-        let mut outstanding =
-            vec![0i32; arrivals.iter().map(|a| a.0 as usize + 1).max().unwrap_or(0)];
-        let mut counted = 0;
 
         for (id, &(seq, path, gap)) in arrivals.iter().enumerate() {
             let now = clock.add_nanos(gap);
@@ -628,70 +1140,247 @@ mod tests {
             let send_ts = now.as_nanos() - PATH_OWD_NS[path];
             match b.insert(now, path, seq, send_ts, id) {
                 Insert::Accepted => {
+                    prop_assert!(seen.insert(seq), "second copy of {} accepted", seq);
                     accepted[id] = true;
-                    outstanding[seq as usize] += 1;
                 }
                 Insert::Duplicate(p) => {
                     prop_assert_eq!(p, id);
+                    prop_assert!(seen.contains(&seq), "first copy of {} refused", seq);
                     duplicates += 1;
                 }
             }
             late[id] = b.stats().late > late_before;
             run_until(&mut b, &mut clock, now, &mut out)?;
-            for (_, r) in &out[counted..] {
-                outstanding[r.global_seq as usize] -= 1;
-            }
-            counted = out.len();
-            prop_assert!(b.len() <= cap, "holds {} > {}", b.len(), cap);
+            prop_assert!(b.len() <= 2 * cap, "holds {} > 2 * {}", b.len(), cap);
             prop_assert!(b.poll_timeout().filter(|&d| d <= now).is_none());
-            // Nothing releasable stays held: the next expected packet is never waiting.
-            if let Some(&n) = outstanding.get(b.next_expected() as usize) {
-                prop_assert!(kind == ReorderKind::None || n == 0, "next expected is held");
-            }
+            // Nothing releasable stays held: the next expected packet never waits in the ring.
+            let n = b.next_expected();
+            prop_assert!(b.ring[b.slot(n)].as_ref().is_none_or(|p| p.global_seq != n));
         }
-        let end = clock + MAX_WAIT_LIMIT + Duration::from_secs(1);
+        let end = clock + 2 * MAX_WAIT_LIMIT + Duration::from_secs(1);
         run_until(&mut b, &mut clock, end, &mut out)?;
         prop_assert_eq!(b.len(), 0);
         prop_assert_eq!(b.poll_timeout(), None);
 
         let mut times_released = vec![0u32; arrivals.len()];
-        for (_, r) in &out {
+        let mut seqs_released = HashSet::new();
+        for (at, r) in &out {
             times_released[r.payload] += 1;
+            prop_assert!(seqs_released.insert(r.global_seq), "{} released twice", r.global_seq);
             prop_assert_eq!(r.global_seq, arrivals[r.payload].0);
+            prop_assert!(r.arrival <= r.hold_end && r.hold_end <= *at);
+            if !equalize {
+                prop_assert_eq!(r.hold_end, r.arrival);
+            }
+            if kind == ReorderKind::Static {
+                // The hold counts as part of the wait: out by the later of the two bounds.
+                prop_assert!(*at <= (r.arrival + static_wait).max(r.hold_end));
+            }
         }
         for id in 0..arrivals.len() {
             prop_assert_eq!(times_released[id], u32::from(accepted[id]), "packet {}", id);
         }
+        let s = b.stats();
         if kind == ReorderKind::None {
-            let ids: Vec<usize> = out.iter().map(|(_, r)| r.payload).collect();
-            prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "passthrough keeps arrival order");
-        } else {
+            if !equalize {
+                let ids: Vec<usize> = out.iter().map(|(_, r)| r.payload).collect();
+                prop_assert!(
+                    ids.windows(2).all(|w| w[0] < w[1]),
+                    "passthrough keeps arrival order"
+                );
+            }
+        } else if !equalize {
             let in_seq: Vec<u64> =
                 out.iter().filter(|(_, r)| !late[r.payload]).map(|(_, r)| r.global_seq).collect();
             prop_assert!(in_seq.windows(2).all(|w| w[0] < w[1]), "{:?}", in_seq);
+            prop_assert_eq!(s.late, late.iter().filter(|&&l| l).count() as u64);
+        } else {
+            // A packet turns late when it leaves the delay line, not at `insert`, so the late
+            // ones cannot be told apart here; but dropping `late` of them must leave the
+            // releases in increasing order.
+            let seqs: Vec<u64> = out.iter().map(|(_, r)| r.global_seq).collect();
+            let lis = longest_increasing_run(&seqs);
+            prop_assert!(lis as u64 + s.late >= seqs.len() as u64, "{:?}, {} late", seqs, s.late);
         }
-        if kind == ReorderKind::Static {
-            for (at, r) in &out {
-                prop_assert!(at.saturating_since(r.arrival) <= static_wait);
-            }
-        }
-        let s = b.stats();
         prop_assert_eq!(s.released(), out.len() as u64);
         prop_assert_eq!(s.duplicates, duplicates);
-        prop_assert_eq!(s.late, late.iter().filter(|&&l| l).count() as u64);
+        prop_assert_eq!(s.too_old, 0);
         Ok(())
     }
 
+    /// Length of the longest strictly increasing subsequence (patience sorting).
+    fn longest_increasing_run(seqs: &[u64]) -> usize {
+        let mut tails: Vec<u64> = Vec::new();
+        for &s in seqs {
+            let i = tails.partition_point(|&t| t < s);
+            if i == tails.len() {
+                tails.push(s);
+            } else {
+                tails[i] = s;
+            }
+        }
+        tails.len()
+    }
+
+    /// Steps relative to the highest number sent so far: in order, a little late, around the
+    /// duplicate window's edge, far ahead, a repeat of an earlier number, anywhere below.
+    fn jumps() -> impl Strategy<Value = Vec<(u8, u64, usize)>> {
+        prop::collection::vec((0u8..6, 0u64..30_000, 0usize..2), 1..300)
+    }
+
+    /// One packet's copies: `(path, lost, extra delay in µs)` per path it was sent on.
+    type Copies = Vec<(usize, bool, u64)>;
+
+    /// A tunnel the way the sender and the links behave: packets numbered in sending order,
+    /// each sent on one or more of `n_paths` paths (redundant when more), each path a FIFO with
+    /// its own base delay and some jitter, copies lost at random. Packet 0 goes on every path.
+    fn fifo_paths() -> impl Strategy<Value = (Vec<u64>, Vec<(u64, Copies)>)> {
+        (2usize..4).prop_flat_map(|n_paths| {
+            let copies = prop::collection::vec(
+                (0..n_paths, prop::bool::weighted(0.2), 0u64..5_000),
+                1..=n_paths,
+            );
+            (
+                prop::collection::vec(1u64..50, n_paths),
+                prop::collection::vec((0u64..2_000, copies), 1..200),
+            )
+        })
+    }
+
     proptest! {
-        /// Random arrival orders with losses and duplicates: every accepted packet comes out
-        /// exactly once, in increasing sequence order except the late ones, nothing releasable
-        /// stays held, no packet waits beyond the static limit, and the buffer empties.
+        /// Fast loss detection is sound: with every path FIFO and active, it never gives up a
+        /// number that is still on its way, so with a wait limit too long to expire (10 s)
+        /// nothing is ever released late, with or without equalisation.
+        #[test]
+        fn fast_loss_never_gives_up_a_packet_still_on_its_way(
+            (base_ms, packets) in fifo_paths(),
+            equalize_delay in any::<bool>(),
+        ) {
+            let n_paths = base_ms.len();
+            let config = ReorderConfig {
+                kind: ReorderKind::Static,
+                static_wait: MAX_WAIT_LIMIT,
+                fast_loss_detection: true,
+                equalize_delay,
+                ..ReorderConfig::default()
+            };
+            let mut b: ReorderBuffer<u64> = ReorderBuffer::new(config, n_paths);
+            let mut last_arrival_us = vec![0u64; n_paths];
+            let mut arrivals = Vec::new();
+            let mut sent_us = 0;
+            let warm_up = (0, (0..n_paths).map(|p| (p, false, 0)).collect::<Copies>());
+            for (seq, (gap_us, copies)) in std::iter::once(warm_up).chain(packets).enumerate() {
+                sent_us += gap_us;
+                for (path, lost, jitter_us) in copies {
+                    // FIFO: never before the path's previous packet.
+                    let at_us = (sent_us + base_ms[path] * 1000 + jitter_us)
+                        .max(last_arrival_us[path]);
+                    last_arrival_us[path] = at_us;
+                    if !lost {
+                        arrivals.push((at_us, path, seq as u64, sent_us));
+                    }
+                }
+            }
+            // Stable: equal times keep each path's order.
+            arrivals.sort_by_key(|a| a.0);
+            let mut released = HashSet::new();
+            for (at_us, path, seq, sent_us) in arrivals {
+                let now = Instant::from_nanos(at_us * 1000);
+                while let Some(due) = b.poll_timeout().filter(|&d| d <= now) {
+                    while let Some(r) = b.poll_release(due) {
+                        prop_assert!(released.insert(r.global_seq));
+                    }
+                }
+                b.insert(now, path, seq, sent_us * 1000, seq);
+                while let Some(r) = b.poll_release(now) {
+                    prop_assert!(released.insert(r.global_seq));
+                }
+                prop_assert_eq!(b.stats().late, 0, "{} arrived after it was given up", seq);
+            }
+            while let Some(due) = b.poll_timeout() {
+                while let Some(r) = b.poll_release(due) {
+                    prop_assert!(released.insert(r.global_seq));
+                }
+            }
+            prop_assert_eq!(b.stats().late, 0);
+            prop_assert!(b.is_empty());
+        }
+
+        /// Random arrival orders with losses and duplicates: every first copy comes out exactly
+        /// once and every later copy is refused, in increasing sequence order except the late
+        /// ones, nothing releasable stays held, no packet waits beyond the static limit (or its
+        /// hold), and the buffer empties.
         #[test]
         fn every_accepted_packet_is_released_once_in_order_unless_late(
             config in config(),
             arrivals in arrivals(),
         ) {
             check_release_invariants(config, &arrivals)?;
+        }
+
+        /// Sequences with large jumps, repeats and numbers below the duplicate window: under
+        /// every policy a number is delivered at most once, and the duplicate and too-old
+        /// counts match a set model exactly.
+        #[test]
+        fn each_number_is_delivered_at_most_once_under_every_policy(
+            k in 0usize..3,
+            fast_loss in any::<bool>(),
+            equalize_delay in any::<bool>(),
+            steps in jumps(),
+        ) {
+            const W: u64 = crate::reorder::DUPLICATE_WINDOW_SEQS;
+            let config = ReorderConfig {
+                kind: kinds()[k],
+                buffer_pkts: 64,
+                fast_loss_detection: fast_loss && k != 0,
+                equalize_delay,
+                ..ReorderConfig::default()
+            };
+            let mut b: ReorderBuffer<u64> = ReorderBuffer::new(config, 2);
+            let (mut seen, mut top) = (HashSet::new(), None::<u64>);
+            let (mut history, mut released) = (Vec::new(), HashSet::new());
+            let (mut duplicates, mut too_old, mut accepted) = (0u64, 0u64, 0u64);
+            for (i, &(kind, x, path)) in steps.iter().enumerate() {
+                let t = top.unwrap_or(0);
+                let seq = match kind {
+                    0 => t + x % 4,
+                    1 => t.saturating_sub(x % 50),
+                    2 => t.saturating_sub(W - 3 + x % 6),
+                    3 => t + x,
+                    4 => history.get(x as usize % history.len().max(1)).copied().unwrap_or(t),
+                    _ => t.saturating_sub(x),
+                };
+                history.push(seq);
+                let expect_too_old = top.is_some_and(|t| seq <= t && t - seq >= W);
+                let expect_dup = !expect_too_old && seen.contains(&seq);
+                let now = t_ms(i as u64);
+                let send_ts = (i as u64 * MS).saturating_sub([10, 30][path] * MS);
+                match b.insert(now, path, seq, send_ts, seq) {
+                    Insert::Accepted => {
+                        prop_assert!(!expect_too_old && !expect_dup, "{} accepted", seq);
+                        seen.insert(seq);
+                        top = Some(top.map_or(seq, |t| t.max(seq)));
+                        accepted += 1;
+                    }
+                    Insert::Duplicate(p) => {
+                        prop_assert_eq!(p, seq);
+                        prop_assert!(expect_too_old || expect_dup, "{} refused", seq);
+                        duplicates += 1;
+                        too_old += u64::from(expect_too_old);
+                    }
+                }
+                while let Some(r) = b.poll_release(now) {
+                    prop_assert!(released.insert(r.global_seq), "{} delivered twice", r.global_seq);
+                }
+            }
+            while let Some(due) = b.poll_timeout() {
+                while let Some(r) = b.poll_release(due) {
+                    prop_assert!(released.insert(r.global_seq), "{} delivered twice", r.global_seq);
+                }
+            }
+            prop_assert_eq!(released.len() as u64, accepted);
+            let s = b.stats();
+            prop_assert_eq!((s.duplicates, s.too_old, s.released()), (duplicates, too_old, accepted));
         }
     }
 }
