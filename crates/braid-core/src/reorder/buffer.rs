@@ -1,45 +1,75 @@
-//! The reorder buffer: holds packets that arrived beyond a gap, releases them in global
-//! sequence order, and gives a gap up when the oldest held packet has waited the wait limit.
+//! The reorder buffer: refuses duplicates, optionally equalises path delays, holds packets that
+//! arrived beyond a gap, releases them in global sequence order, and gives a gap up when the
+//! oldest held packet has waited the wait limit or, with fast loss detection, when every active
+//! path has delivered beyond it.
 //!
 //! Sources: seed 000 section 2.1 (the reordering module "can adjust the timing of packets
 //! arriving earlier than expected, up to a predefined limit"); draft-amend-iccrg-multipath-
 //! reordering; MP-DCCP's active reordering module, read for behaviour only (a ring indexed by
 //! the overall sequence number, drained when the expected packet arrives or when the oldest
 //! buffered packet times out). Policy choices (late packets, duplicates, the static default)
-//! are listed in the module documentation (`mod.rs`).
+//! are listed in the module documentation (`mod.rs`); the parts in their own files.
 //!
-//! # Rules (`static` and `adaptive`)
+//! # Stages of `insert`
+//! 1. Every arrival is a delay sample of its path (`PathDelays`, feeding the adaptive wait
+//!    limit) and, with fast loss detection, progress of its path (`FastLossDetector`).
+//! 2. The duplicate filter refuses numbers received before ([`Insert::Duplicate`]).
+//! 3. With equalisation the packet waits in the delay line (`equalize.rs`) until its hold ends;
+//!    a packet without hold whose path has nothing in the line goes straight on.
+//! 4. The reorder stage below, which the packet *enters* at the end of its hold.
+//!
+//! # Rules of the reorder stage (`static` and `adaptive`)
 //! - A packet with the next expected sequence number is released at once, with the run of
 //!   consecutive held packets after it.
-//! - A packet beyond a gap is held. It may wait at most the wait limit after its arrival:
-//!   `deadline = arrival + wait_limit()`, the limit read when the deadline is checked. All held
-//!   packets share the limit, so deadlines are ordered as arrivals are, and the oldest arrival
-//!   holds the earliest deadline. When it passes, every sequence number below that packet that
-//!   is still missing is given up (`skipped_seqs`), the held packets below it and the packet
-//!   itself are released (`released_on_timeout`), then the consecutive run after it.
+//! - A packet beyond a gap is held until `deadline = max(arrival + wait_limit(), entered)`, the
+//!   limit read when the deadline is checked (it equals `arrival + wait_limit()` without
+//!   equalisation: the hold counts as part of the wait, see `equalize.rs`). When the earliest
+//!   deadline passes, every sequence number below that packet that is still missing is given up
+//!   (`skipped_seqs`), the held packets below it and the packet itself are released
+//!   (`released_on_timeout`), then the consecutive run after it.
+//! - With fast loss detection, after every arrival and every packet entering from the delay
+//!   line: every missing number below the bound `FastLossDetector::lost_below` (capped at the
+//!   lowest number still in the delay line, which has arrived) is given up, the held packets
+//!   below it and the packet at the bound are released (`released_on_fast_loss`), then the
+//!   consecutive run after it.
 //! - A packet below the next expected number (its gap was given up) is released at once as
-//!   `late`; a second copy of a held packet is handed back as a duplicate.
+//!   `late`.
 //! - At most `buffer_pkts` packets are held: those numbered `next_expected + 1 ..=
 //!   next_expected + buffer_pkts`. A packet beyond that forces releases from the head, giving
 //!   gaps up, until it fits (`released_on_overflow`).
-//! - `none`: every packet goes straight out, in arrival order.
+//! - `none`: every packet goes straight out when it enters the stage, in entry order.
+//!
+//! # Time
+//! Events (a hold ending, a deadline passing) are handled in time order, a hold ending first on
+//! a tie, both by `poll_release(now)` and at the start of `insert(now)`; so a driver that polls
+//! late sees what one that polls on time sees. `now` is expected not to decrease; if it does,
+//! nothing panics and processing order stands in for time order.
 //!
 //! # Data structures (no allocation per packet once built)
 //! - `ring`: `buffer_pkts` slots; sequence number `s` lives in slot `s % buffer_pkts`. The held
-//!   numbers lie within `buffer_pkts` consecutive values, so they never share a slot.
-//! - `arrivals`: a FIFO of `(global_seq, arrival)` of held packets in arrival order. A packet
-//!   released in order leaves its entry behind; such entries are dropped when they reach the
-//!   front, so the front is always a held packet and gives the earliest deadline. Entries only
-//!   cover numbers within `buffer_pkts` of the front's, so at most `2 * buffer_pkts` exist.
+//!   numbers lie within `buffer_pkts` consecutive values, so they never share a slot, and the
+//!   duplicate filter lets each number in once, so a slot is never claimed twice.
+//! - `waiting`: per path (plus one lane shared by path indices beyond the tunnel's), a FIFO of
+//!   `(global_seq, arrival, entered)` of held packets in entry order. Within a path both times
+//!   only grow, so each lane is ordered by deadline and the earliest deadline is at the front of
+//!   one of the lanes. A packet released in order leaves its entry behind; such entries are
+//!   dropped when they reach the front, so every front is a held packet. Entries only cover
+//!   numbers within `buffer_pkts` of their lane's front, so a lane holds at most
+//!   `2 * buffer_pkts`.
 //! - `ready`: packets released but not yet returned by `poll_release`. A caller that drains
 //!   `poll_release` after every event never has more than `buffer_pkts + 1` there.
+//! - The delay line holds at most `buffer_pkts` packets.
 //!
-//! Both queues are allocated at their bound up front. `now` is expected not to decrease; if it
-//! does, nothing panics and insertion order stands in for arrival order.
+//! Queues are allocated up front, the lanes with an even share of their bound; a lane that
+//! carries most of the traffic grows a few times, amortised, up to its bound.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::duplicate_filter::{DuplicateFilter, Seen};
+use super::equalize::DelayLine;
+use super::fast_loss::FastLossDetector;
+use super::path_delay::PathDelays;
 use super::wait_limit::WaitLimit;
 use super::{Insert, Released, ReorderConfig, ReorderKind, ReorderStats, MAX_BUFFER_PKTS};
 use crate::time::Instant;
@@ -49,46 +79,81 @@ use crate::time::Instant;
 enum Cause {
     InOrder,
     Timeout,
+    FastLoss,
     Overflow,
     Late,
+}
+
+/// Something due at a point in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    /// The hold of the front packet of this delay-line lane ends.
+    HoldEnds(usize),
+    /// The deadline of this held packet passes.
+    Expiry(u64),
+}
+
+/// A held packet's place in its path's deadline order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Waiting {
+    seq: u64,
+    arrival: Instant,
+    entered: Instant,
 }
 
 /// Receiver-side reorder buffer for payload handles `P`. See the module documentation.
 #[derive(Debug)]
 pub struct ReorderBuffer<P> {
     kind: ReorderKind,
+    filter: DuplicateFilter,
+    delays: PathDelays,
     wait: WaitLimit,
+    fast_loss: Option<FastLossDetector>,
+    equalizer: Option<DelayLine<P>>,
+    /// Most packets held in the delay line (and in the ring).
+    buffer_pkts: usize,
     /// Held packets by `global_seq % ring.len()`; every held packet has
     /// `next_expected < global_seq <= next_expected + ring.len()`.
     ring: Box<[Option<Released<P>>]>,
     /// Packets in `ring`.
     held: usize,
     /// Lowest sequence number neither released nor given up. Never held: a packet carrying it is
-    /// released on arrival.
+    /// released when it enters the reorder stage.
     next_expected: u64,
-    /// `(global_seq, arrival)` of held packets in arrival order; the front is always held.
-    arrivals: VecDeque<(u64, Instant)>,
+    /// Per lane (path), held packets in entry order; every front is held.
+    waiting: Box<[VecDeque<Waiting>]>,
     ready: VecDeque<Released<P>>,
     stats: ReorderStats,
 }
 
 impl<P> ReorderBuffer<P> {
     /// A buffer for a tunnel of `n_paths` paths. `config` should have passed
-    /// [`ReorderConfig::validate`]; out-of-range values are clamped rather than panicking.
+    /// [`ReorderConfig::validate`]; out-of-range values are clamped rather than panicking, and
+    /// fast loss detection is ignored under `none`.
     pub fn new(config: ReorderConfig, n_paths: usize) -> Self {
         let capacity = config.buffer_pkts.clamp(1, MAX_BUFFER_PKTS);
+        let lanes = n_paths + 1;
         // Passthrough holds nothing; keep one slot so slot arithmetic never divides by zero.
-        let (ring_len, fifo_len) = match config.kind {
+        let (ring_len, lane_len) = match config.kind {
             ReorderKind::None => (1, 0),
-            ReorderKind::Static | ReorderKind::Adaptive => (capacity, 2 * capacity),
+            ReorderKind::Static | ReorderKind::Adaptive => {
+                (capacity, (2 * capacity).div_ceil(lanes))
+            }
         };
+        let fast_loss = (config.fast_loss_detection && config.kind != ReorderKind::None)
+            .then(|| FastLossDetector::new(n_paths));
         ReorderBuffer {
             kind: config.kind,
-            wait: WaitLimit::new(&config, n_paths),
+            filter: DuplicateFilter::new(),
+            delays: PathDelays::new(n_paths),
+            wait: WaitLimit::new(&config),
+            fast_loss,
+            equalizer: config.equalize_delay.then(|| DelayLine::new(lanes, capacity)),
+            buffer_pkts: capacity,
             ring: (0..ring_len).map(|_| None).collect(),
             held: 0,
             next_expected: 0,
-            arrivals: VecDeque::with_capacity(fifo_len),
+            waiting: (0..lanes).map(|_| VecDeque::with_capacity(lane_len)).collect(),
             ready: VecDeque::with_capacity(capacity + 1),
             stats: ReorderStats::default(),
         }
@@ -104,36 +169,37 @@ impl<P> ReorderBuffer<P> {
         send_ts_ns: u64,
         payload: P,
     ) -> Insert<P> {
-        self.wait.on_arrival(now, path, send_ts_ns);
-        let packet = Released { payload, global_seq, arrival: now, path };
-        if self.kind == ReorderKind::None {
-            self.release(packet, Cause::InOrder);
-            return Insert::Accepted;
+        self.advance(now);
+        let owd_ns = self.delays.on_arrival(now, path, send_ts_ns);
+        if owd_ns.is_some() {
+            self.wait.on_spread_sample(self.delays.spread(now));
         }
-        if global_seq < self.next_expected {
-            self.release(packet, Cause::Late);
-            return Insert::Accepted;
+        if let Some(f) = &mut self.fast_loss {
+            f.on_arrival(now, path, global_seq);
         }
-        if global_seq - self.next_expected > self.capacity() {
-            self.make_room_for(global_seq);
-        }
-        if global_seq == self.next_expected {
-            self.next_expected = global_seq.saturating_add(1);
-            self.release(packet, Cause::InOrder);
-            self.release_run();
-            self.drop_stale_arrivals();
-            return Insert::Accepted;
-        }
-        let slot = self.slot(global_seq);
-        if self.ring[slot].is_some() {
-            // Held numbers never share a slot, so this is the same number.
-            self.stats.duplicates += 1;
-            return Insert::Duplicate(packet.payload);
-        }
-        self.ring[slot] = Some(packet);
-        self.held += 1;
-        self.arrivals.push_back((global_seq, now));
-        Insert::Accepted
+        let verdict = match self.filter.check_and_mark(global_seq) {
+            Seen::New => {
+                let hold = match (&self.equalizer, owd_ns) {
+                    (Some(_), Some(o)) => self.delays.lag_behind_slowest(now, o),
+                    _ => Duration::ZERO,
+                };
+                let packet = Released { payload, global_seq, arrival: now, hold_end: now, path };
+                self.accept(now, hold, packet);
+                Insert::Accepted
+            }
+            Seen::Duplicate => {
+                self.stats.duplicates += 1;
+                Insert::Duplicate(payload)
+            }
+            Seen::TooOld => {
+                self.stats.duplicates += 1;
+                self.stats.too_old += 1;
+                Insert::Duplicate(payload)
+            }
+        };
+        // A duplicate is progress of its path too.
+        self.detect_losses(now);
+        verdict
     }
 
     /// Next packet ready for in-order delivery at `now` (call until `None`).
@@ -142,17 +208,16 @@ impl<P> ReorderBuffer<P> {
             if let Some(p) = self.ready.pop_front() {
                 return Some(p);
             }
-            let &(oldest_seq, arrival) = self.arrivals.front()?;
-            if now < self.deadline(arrival) {
+            if !self.step(now) {
                 return None;
             }
-            self.give_up_through(oldest_seq, Cause::Timeout);
         }
     }
 
-    /// Earliest time `poll_release` may release something held (a wait-limit expiry), if any.
+    /// Earliest time `poll_release` may release something held (a hold ending or a wait-limit
+    /// expiry), if any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.arrivals.front().map(|&(_, arrival)| self.deadline(arrival))
+        self.next_event().map(|(at, _)| at)
     }
 
     /// The current wait limit (zero for `none`).
@@ -160,9 +225,9 @@ impl<P> ReorderBuffer<P> {
         self.wait.current()
     }
 
-    /// Packets held, including ones ready but not yet polled.
+    /// Packets held, including ones in the delay line and ones ready but not yet polled.
     pub fn len(&self) -> usize {
-        self.held + self.ready.len()
+        self.held + self.ready.len() + self.equalizer.as_ref().map_or(0, DelayLine::len)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -186,14 +251,133 @@ impl<P> ReorderBuffer<P> {
         (seq % self.capacity()) as usize
     }
 
-    fn deadline(&self, arrival: Instant) -> Instant {
-        arrival + self.wait.current()
+    /// Lane of a path: its own, or the shared last one for indices beyond the tunnel's.
+    fn lane(&self, path: usize) -> usize {
+        path.min(self.waiting.len() - 1)
+    }
+
+    fn deadline(&self, w: &Waiting) -> Instant {
+        (w.arrival + self.wait.current()).max(w.entered)
+    }
+
+    /// Handles every event due by `now`.
+    fn advance(&mut self, now: Instant) {
+        while self.step(now) {}
+    }
+
+    /// Handles the earliest event if it is due by `now`; false when none is.
+    fn step(&mut self, now: Instant) -> bool {
+        let Some((at, event)) = self.next_event().filter(|&(at, _)| at <= now) else {
+            return false;
+        };
+        match event {
+            Event::HoldEnds(lane) => {
+                if let Some((_, packet)) = self.equalizer.as_mut().and_then(|e| e.pop(lane)) {
+                    self.enter(at, packet);
+                    self.detect_losses(at);
+                }
+            }
+            Event::Expiry(seq) => self.give_up_below(seq.saturating_add(1), Cause::Timeout),
+        }
+        true
+    }
+
+    /// The earliest pending event; a hold ending goes first on a tie, so the packet it frees
+    /// can still fill a gap whose deadline is the same instant.
+    fn next_event(&self) -> Option<(Instant, Event)> {
+        let hold = self.equalizer.as_ref().and_then(DelayLine::next_exit);
+        let expiry = self
+            .waiting
+            .iter()
+            .filter_map(|lane| lane.front())
+            .map(|w| (self.deadline(w), w.seq))
+            .min_by_key(|&(at, _)| at);
+        match (hold, expiry) {
+            (Some((h, lane)), Some((e, _))) if h <= e => Some((h, Event::HoldEnds(lane))),
+            (_, Some((e, seq))) => Some((e, Event::Expiry(seq))),
+            (Some((h, lane)), None) => Some((h, Event::HoldEnds(lane))),
+            (None, None) => None,
+        }
+    }
+
+    /// Stage 3: a new packet enters the delay line, or the reorder stage when it has no hold and
+    /// nothing of its path is in the line.
+    fn accept(&mut self, now: Instant, hold: Duration, packet: Released<P>) {
+        let lane = self.lane(packet.path);
+        let Some(line) = self.equalizer.as_mut() else {
+            self.enter(now, packet);
+            return;
+        };
+        if hold.is_zero() && line.lane_is_empty(lane) {
+            self.enter(now, packet);
+            return;
+        }
+        let early = if line.len() >= self.buffer_pkts {
+            line.next_exit().and_then(|(_, l)| line.pop(l))
+        } else {
+            None
+        };
+        line.push(lane, now + hold, packet);
+        if let Some((_, p)) = early {
+            self.enter(now, p);
+        }
+    }
+
+    /// Stage 4: `packet` reaches the reorder stage at `at`.
+    fn enter(&mut self, at: Instant, mut packet: Released<P>) {
+        packet.hold_end = at;
+        let seq = packet.global_seq;
+        if self.kind == ReorderKind::None {
+            self.release(packet, Cause::InOrder);
+            return;
+        }
+        if seq < self.next_expected {
+            self.release(packet, Cause::Late);
+            return;
+        }
+        if seq - self.next_expected > self.capacity() {
+            self.make_room_for(seq);
+        }
+        if seq == self.next_expected {
+            self.next_expected = seq.saturating_add(1);
+            self.release(packet, Cause::InOrder);
+            self.release_run();
+            self.drop_stale_waiting();
+            return;
+        }
+        let slot = self.slot(seq);
+        debug_assert!(self.ring[slot].is_none(), "the duplicate filter lets {seq} in once");
+        let lane = self.lane(packet.path);
+        self.waiting[lane].push_back(Waiting { seq, arrival: packet.arrival, entered: at });
+        self.ring[slot] = Some(packet);
+        self.held += 1;
+    }
+
+    /// Fast loss detection: gives up every missing number every active path has passed, except
+    /// numbers still in the delay line (they have arrived).
+    fn detect_losses(&mut self, now: Instant) {
+        if self.held == 0 {
+            return;
+        }
+        let Some(mut bound) = self.fast_loss.as_ref().and_then(|f| f.lost_below(now)) else {
+            return;
+        };
+        if let Some(lowest) = self.equalizer.as_ref().and_then(DelayLine::lowest_seq) {
+            bound = bound.min(lowest);
+        }
+        if bound > self.next_expected {
+            // The packet at the bound is held unless the bound was capped by the delay line;
+            // it goes out with the packets the give-up released.
+            let end = if self.is_held(bound) { bound.saturating_add(1) } else { bound };
+            self.give_up_below(end, Cause::FastLoss);
+        }
     }
 
     fn release(&mut self, packet: Released<P>, cause: Cause) {
         match cause {
             Cause::InOrder => self.stats.in_order += 1,
             Cause::Timeout => self.stats.released_on_timeout += 1,
+            Cause::FastLoss => self.stats.released_on_fast_loss += 1,
             Cause::Overflow => self.stats.released_on_overflow += 1,
             Cause::Late => self.stats.late += 1,
         }
@@ -227,25 +411,26 @@ impl<P> ReorderBuffer<P> {
         }
     }
 
-    /// Gives up every missing number up to the held packet `last`, releasing the held packets
-    /// up to and including it for `cause`, then the consecutive run after it. The one place
-    /// gaps are given up on purpose: fast loss detection, when it comes, decides earlier and
-    /// calls this with its own cause.
-    fn give_up_through(&mut self, last: u64, cause: Cause) {
-        debug_assert!(self.is_held(last));
-        loop {
+    /// Gives up every missing number below `end`, releasing the held packets below it for
+    /// `cause`, then the consecutive run from `end` on. The one place gaps are given up on
+    /// purpose: by a deadline (`end` = the expired packet's number + 1) or by fast loss
+    /// detection.
+    fn give_up_below(&mut self, end: u64, cause: Cause) {
+        while self.next_expected < end {
+            if self.held == 0 {
+                self.stats.skipped_seqs += end - self.next_expected;
+                self.next_expected = end;
+                break;
+            }
             let seq = self.next_expected;
             match self.take_held(seq) {
                 Some(p) => self.release(p, cause),
                 None => self.stats.skipped_seqs += 1,
             }
-            self.next_expected = seq.saturating_add(1);
-            if seq >= last {
-                break;
-            }
+            self.next_expected = seq + 1;
         }
         self.release_run();
-        self.drop_stale_arrivals();
+        self.drop_stale_waiting();
     }
 
     /// Releases from the head, giving gaps up, until `seq` fits: `seq - next_expected <=
@@ -266,432 +451,22 @@ impl<P> ReorderBuffer<P> {
             self.next_expected = head + 1;
         }
         self.release_run();
-        self.drop_stale_arrivals();
+        self.drop_stale_waiting();
     }
 
-    /// Pops arrival entries of packets no longer held, so the front gives the next deadline.
-    fn drop_stale_arrivals(&mut self) {
-        while let Some(&(seq, _)) = self.arrivals.front() {
-            if self.is_held(seq) {
-                break;
+    /// Pops entries of packets no longer held from the lane fronts, so each front gives its
+    /// lane's next deadline.
+    fn drop_stale_waiting(&mut self) {
+        for i in 0..self.waiting.len() {
+            while let Some(&w) = self.waiting[i].front() {
+                if self.is_held(w.seq) {
+                    break;
+                }
+                self.waiting[i].pop_front();
             }
-            self.arrivals.pop_front();
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::reorder::MAX_WAIT_LIMIT;
-    use proptest::prelude::*;
-
-    const MS: u64 = 1_000_000;
-
-    fn t_ms(ms: u64) -> Instant {
-        Instant::from_nanos(ms * MS)
-    }
-
-    fn buffer(kind: ReorderKind, buffer_pkts: usize) -> ReorderBuffer<u64> {
-        let config = ReorderConfig { kind, buffer_pkts, ..ReorderConfig::default() };
-        ReorderBuffer::new(config, 2)
-    }
-
-    /// Inserts `seq` on path 0 at `now` with a 10 ms one-way delay; the payload is `seq`.
-    fn put(b: &mut ReorderBuffer<u64>, now: Instant, seq: u64) -> Insert<u64> {
-        b.insert(now, 0, seq, now.as_nanos().saturating_sub(10 * MS), seq)
-    }
-
-    fn drain(b: &mut ReorderBuffer<u64>, now: Instant) -> Vec<u64> {
-        std::iter::from_fn(|| b.poll_release(now)).map(|r| r.global_seq).collect()
-    }
-
-    #[test]
-    fn in_order_packets_pass_straight_through() {
-        let mut b = buffer(ReorderKind::Static, 8);
-        for seq in 0..5 {
-            assert_eq!(put(&mut b, t_ms(seq), seq), Insert::Accepted);
-            assert_eq!(b.len(), 1, "ready until polled");
-            assert_eq!(drain(&mut b, t_ms(seq)), vec![seq]);
-            assert_eq!(b.poll_timeout(), None);
-        }
-        assert!(b.is_empty());
-        assert_eq!(b.stats(), ReorderStats { in_order: 5, ..ReorderStats::default() });
-    }
-
-    #[test]
-    fn gap_is_held_until_filled_then_everything_goes_in_order() {
-        let mut b = buffer(ReorderKind::Static, 8);
-        put(&mut b, t_ms(0), 0);
-        assert_eq!(drain(&mut b, t_ms(0)), vec![0]);
-        put(&mut b, t_ms(1), 2);
-        put(&mut b, t_ms(2), 3);
-        assert_eq!(drain(&mut b, t_ms(2)), Vec::<u64>::new());
-        assert_eq!(b.len(), 2);
-        put(&mut b, t_ms(3), 1);
-        let released: Vec<_> = std::iter::from_fn(|| b.poll_release(t_ms(3))).collect();
-        assert_eq!(released.iter().map(|r| r.global_seq).collect::<Vec<_>>(), vec![1, 2, 3]);
-        // Arrival times survive for the head-of-line metric.
-        assert_eq!(released[1].arrival, t_ms(1));
-        assert!(b.is_empty());
-        assert_eq!(b.poll_timeout(), None);
-        assert_eq!(b.stats(), ReorderStats { in_order: 4, ..ReorderStats::default() });
-    }
-
-    #[test]
-    fn unfilled_gap_is_skipped_after_exactly_the_static_wait() {
-        let mut b = buffer(ReorderKind::Static, 8);
-        put(&mut b, t_ms(0), 0);
-        drain(&mut b, t_ms(0));
-        put(&mut b, t_ms(1), 2);
-        put(&mut b, t_ms(2), 3);
-        put(&mut b, t_ms(3), 5);
-        let deadline = t_ms(1) + Duration::from_millis(50);
-        assert_eq!(b.poll_timeout(), Some(deadline));
-        assert_eq!(drain(&mut b, Instant::from_nanos(deadline.as_nanos() - 1)), Vec::<u64>::new());
-        assert_eq!(b.stats().skipped_seqs, 0);
-        assert_eq!(drain(&mut b, deadline), vec![2, 3]);
-        assert_eq!(b.next_expected(), 4);
-        // Packet 5 keeps its own deadline, counted from its arrival.
-        let deadline = t_ms(3) + Duration::from_millis(50);
-        assert_eq!(b.poll_timeout(), Some(deadline));
-        assert_eq!(drain(&mut b, Instant::from_nanos(deadline.as_nanos() - 1)), Vec::<u64>::new());
-        assert_eq!(drain(&mut b, deadline), vec![5]);
-        assert_eq!(
-            b.stats(),
-            ReorderStats {
-                in_order: 2,
-                released_on_timeout: 2,
-                skipped_seqs: 2,
-                ..ReorderStats::default()
-            }
-        );
-    }
-
-    #[test]
-    fn expiry_of_the_oldest_arrival_releases_the_held_packets_below_it() {
-        let mut b = buffer(ReorderKind::Static, 8);
-        put(&mut b, t_ms(0), 3);
-        put(&mut b, t_ms(5), 1);
-        // The oldest arrival, not the lowest number, sets the deadline.
-        assert_eq!(b.poll_timeout(), Some(t_ms(50)));
-        assert_eq!(drain(&mut b, t_ms(50)), vec![1, 3]);
-        assert_eq!(
-            b.stats(),
-            ReorderStats { released_on_timeout: 2, skipped_seqs: 2, ..ReorderStats::default() }
-        );
-    }
-
-    #[test]
-    fn poll_timeout_is_the_earliest_deadline() {
-        let mut b = buffer(ReorderKind::Static, 16);
-        assert_eq!(b.poll_timeout(), None);
-        put(&mut b, t_ms(1), 5);
-        put(&mut b, t_ms(2), 3);
-        put(&mut b, t_ms(7), 8);
-        assert_eq!(b.poll_timeout(), Some(t_ms(51)));
-        // Filling 0, 1, 2 and 4 releases 0..=5; 8 (arrived at 7 ms) now gives the deadline.
-        for seq in [0, 1, 2, 4] {
-            put(&mut b, t_ms(10), seq);
-        }
-        assert_eq!(drain(&mut b, t_ms(10)), vec![0, 1, 2, 3, 4, 5]);
-        assert_eq!(b.poll_timeout(), Some(t_ms(57)));
-        put(&mut b, t_ms(11), 6);
-        put(&mut b, t_ms(11), 7);
-        assert_eq!(drain(&mut b, t_ms(11)), vec![6, 7, 8]);
-        assert_eq!(b.poll_timeout(), None);
-    }
-
-    #[test]
-    fn adaptive_limit_converges_to_owd_difference_plus_margin() {
-        let mut b = buffer(ReorderKind::Adaptive, 64);
-        assert_eq!(b.wait_limit(), Duration::from_millis(10), "margin alone");
-        // Path 0: 10 ms one-way delay; path 1: 30 ms. The sender's clock is 5 s behind.
-        let offset = 5_000 * MS;
-        let at = |ms: u64| Instant::from_nanos(offset + ms * MS);
-        let arrive = |b: &mut ReorderBuffer<u64>, ms: u64, seq: u64, path: usize| {
-            let owd_ms = [10, 30][path];
-            b.insert(at(ms), path, seq, (ms - owd_ms) * MS, seq);
-            drain(b, at(ms))
-        };
-        assert_eq!(arrive(&mut b, 10, 0, 0), vec![0]);
-        assert_eq!(b.wait_limit(), Duration::from_millis(10), "one path: sample 0");
-        assert_eq!(arrive(&mut b, 31, 1, 1), vec![1]);
-        // 0.95 * 20 ms + 0.05 * 0 = 19 ms, plus the 10 ms margin.
-        assert_eq!(b.wait_limit(), Duration::from_millis(29));
-        assert_eq!(arrive(&mut b, 32, 2, 0), vec![2]);
-        // 0.95 * 20 ms + 0.05 * 19 ms = 19.95 ms, plus the margin.
-        assert_eq!(b.wait_limit(), Duration::from_micros(29_950));
-        // Packet 3 goes on the slow path, 4 on the fast one: 4 arrives first and waits for 3.
-        assert_eq!(arrive(&mut b, 34, 4, 0), Vec::<u64>::new());
-        let deadline = b.poll_timeout().unwrap();
-        assert_eq!(deadline, at(34) + b.wait_limit());
-        assert!(deadline > at(53));
-        assert_eq!(arrive(&mut b, 53, 3, 1), vec![3, 4]);
-        for seq in 5..30 {
-            arrive(&mut b, 60 + seq, seq, (seq % 2) as usize);
-        }
-        let limit = b.wait_limit().as_nanos() as i128;
-        assert!((limit - 30 * MS as i128).abs() <= 1, "{limit}");
-        assert_eq!(b.stats().released_on_timeout, 0);
-        assert_eq!(b.stats().in_order, 30);
-    }
-
-    #[test]
-    fn deadline_follows_the_limit_read_at_check_time() {
-        let mut b = buffer(ReorderKind::Adaptive, 64);
-        b.insert(t_ms(100), 0, 0, 90 * MS, 0); // OWD 10 ms
-        b.insert(t_ms(101), 0, 2, 91 * MS, 2);
-        assert_eq!(b.poll_timeout(), Some(t_ms(111)));
-        // A slow path shows up: the held packet may now wait longer.
-        b.insert(t_ms(102), 1, 9, 62 * MS, 9); // OWD 40 ms, spread 30 ms -> 28.5 ms estimate
-        assert_eq!(b.wait_limit(), Duration::from_micros(38_500));
-        assert_eq!(b.poll_timeout(), Some(t_ms(101) + Duration::from_micros(38_500)));
-        assert_eq!(drain(&mut b, t_ms(111)), vec![0]);
-    }
-
-    #[test]
-    fn overflow_forces_release_from_the_head_and_counts() {
-        let mut b = buffer(ReorderKind::Static, 4);
-        // Exactly buffer_pkts packets can be held: 1..=4 while 0 is missing.
-        for seq in [1, 2, 4, 3] {
-            put(&mut b, t_ms(0), seq);
-        }
-        assert_eq!(b.len(), 4);
-        assert_eq!(drain(&mut b, t_ms(0)), Vec::<u64>::new());
-        // 6 does not fit: give 0 up, release 1 for room, then 2..=4 follow in order.
-        put(&mut b, t_ms(1), 6);
-        assert_eq!(drain(&mut b, t_ms(1)), vec![1, 2, 3, 4]);
-        assert_eq!(b.len(), 1);
-        assert_eq!(
-            b.stats(),
-            ReorderStats {
-                in_order: 3,
-                released_on_overflow: 1,
-                skipped_seqs: 1,
-                ..ReorderStats::default()
-            }
-        );
-        // Far ahead: 5 given up, 6 released, then the empty stretch skipped in one step.
-        put(&mut b, t_ms(2), 1_000_000);
-        assert_eq!(drain(&mut b, t_ms(2)), vec![6]);
-        assert_eq!(b.next_expected(), 1_000_000 - 4);
-        assert_eq!(b.stats().released_on_overflow, 2);
-        assert_eq!(b.stats().skipped_seqs, 1 + (1_000_000 - 4 - 6));
-        assert_eq!(b.len(), 1);
-    }
-
-    #[test]
-    fn late_packets_are_released_at_once_and_counted() {
-        let mut b = buffer(ReorderKind::Static, 8);
-        put(&mut b, t_ms(0), 1);
-        assert_eq!(drain(&mut b, t_ms(50)), vec![1]);
-        assert_eq!(put(&mut b, t_ms(60), 0), Insert::Accepted);
-        assert_eq!(drain(&mut b, t_ms(60)), vec![0]);
-        assert_eq!(b.stats().late, 1);
-        assert_eq!(b.stats().skipped_seqs, 1);
-        assert!(b.is_empty());
-    }
-
-    #[test]
-    fn duplicates_of_held_packets_are_handed_back() {
-        let mut b = buffer(ReorderKind::Static, 8);
-        put(&mut b, t_ms(0), 2);
-        assert_eq!(b.insert(t_ms(1), 1, 2, 0, 77), Insert::Duplicate(77));
-        assert_eq!(b.len(), 1);
-        assert_eq!(b.stats().duplicates, 1);
-        // Once released, a further copy is indistinguishable from a late packet.
-        put(&mut b, t_ms(2), 0);
-        put(&mut b, t_ms(2), 1);
-        assert_eq!(drain(&mut b, t_ms(2)), vec![0, 1, 2]);
-        assert_eq!(put(&mut b, t_ms(3), 2), Insert::Accepted);
-        assert_eq!(drain(&mut b, t_ms(3)), vec![2]);
-        assert_eq!(b.stats().late, 1);
-    }
-
-    #[test]
-    fn passthrough_releases_in_arrival_order() {
-        let mut b = buffer(ReorderKind::None, 8);
-        for (i, seq) in [3, 1, 2, 1, 9].into_iter().enumerate() {
-            assert_eq!(put(&mut b, t_ms(i as u64), seq), Insert::Accepted);
-        }
-        assert_eq!(b.len(), 5);
-        assert_eq!(b.poll_timeout(), None);
-        assert_eq!(b.wait_limit(), Duration::ZERO);
-        assert_eq!(drain(&mut b, t_ms(5)), vec![3, 1, 2, 1, 9]);
-        assert_eq!(b.stats(), ReorderStats { in_order: 5, ..ReorderStats::default() });
-    }
-
-    #[test]
-    fn extreme_sequence_numbers_and_configs_do_not_panic() {
-        for kind in [ReorderKind::Static, ReorderKind::Adaptive] {
-            for cap in [0, 1, 3] {
-                let mut b = buffer(kind, cap);
-                for (i, seq) in
-                    [u64::MAX, u64::MAX - 1, 0, u64::MAX, 5, u64::MAX - 2].into_iter().enumerate()
-                {
-                    b.insert(t_ms(i as u64), 9, seq, u64::MAX, seq);
-                    drain(&mut b, t_ms(i as u64));
-                }
-                drain(&mut b, t_ms(20_000));
-                assert!(b.is_empty());
-            }
-        }
-    }
-
-    /// `(global_seq, path, gap before arrival in ns)` per arrival: a jittered order (from nearly
-    /// in order to a full shuffle) with random losses and a few duplicates.
-    fn arrivals() -> impl Strategy<Value = Vec<(u64, usize, u64)>> {
-        (1usize..150)
-            .prop_flat_map(|n| {
-                (
-                    1..=n as u64,
-                    prop::collection::vec(any::<u64>(), n),
-                    prop::collection::vec(prop::bool::weighted(0.15), n),
-                    prop::collection::vec((0..n as u64, 0..=n), 0..6),
-                    prop::collection::vec((0usize..3, 0u64..4 * MS), n + 6),
-                )
-            })
-            .prop_map(|(spread, jitter, lost, dups, paths)| {
-                let mut order: Vec<(u64, u64)> = jitter
-                    .iter()
-                    .enumerate()
-                    .map(|(i, j)| (i as u64 + j % spread, i as u64))
-                    .collect();
-                order.sort_unstable();
-                let mut seqs: Vec<u64> =
-                    order.into_iter().map(|(_, s)| s).filter(|&s| !lost[s as usize]).collect();
-                for (seq, at) in dups {
-                    seqs.insert(at.min(seqs.len()), seq);
-                }
-                seqs.into_iter().zip(paths).map(|(s, (p, gap))| (s, p, gap)).collect()
-            })
-    }
-
-    fn config() -> impl Strategy<Value = ReorderConfig> {
-        (0usize..3, 1usize..40, 0u64..60, 0u64..20).prop_map(
-            |(k, buffer_pkts, wait_ms, margin_ms)| ReorderConfig {
-                kind: [ReorderKind::None, ReorderKind::Static, ReorderKind::Adaptive][k],
-                buffer_pkts,
-                static_wait: Duration::from_millis(wait_ms),
-                margin: Duration::from_millis(margin_ms),
-                new_sample_weight: 0.95,
-            },
-        )
-    }
-
-    /// Polls as a driver would: at every deadline due by `now`, at its time, then at `now`.
-    fn run_until(
-        b: &mut ReorderBuffer<usize>,
-        clock: &mut Instant,
-        now: Instant,
-        out: &mut Vec<(Instant, Released<usize>)>,
-    ) -> Result<(), TestCaseError> {
-        while let Some(due) = b.poll_timeout().filter(|&d| d <= now) {
-            *clock = (*clock).max(due);
-            let before = out.len();
-            while let Some(r) = b.poll_release(*clock) {
-                out.push((*clock, r));
-            }
-            prop_assert!(out.len() > before, "a due deadline released nothing");
-        }
-        *clock = now;
-        while let Some(r) = b.poll_release(now) {
-            out.push((now, r));
-        }
-        Ok(())
-    }
-
-    fn check_release_invariants(
-        config: ReorderConfig,
-        arrivals: &[(u64, usize, u64)],
-    ) -> Result<(), TestCaseError> {
-        const PATH_OWD_NS: [u64; 3] = [10 * MS, 25 * MS, 45 * MS];
-        let kind = config.kind;
-        let static_wait = config.static_wait;
-        let cap = config.buffer_pkts;
-        let mut b: ReorderBuffer<usize> = ReorderBuffer::new(config, 3);
-        let mut clock = Instant::from_nanos(100 * MS);
-        let mut accepted = vec![false; arrivals.len()];
-        let mut late = vec![false; arrivals.len()];
-        let mut out: Vec<(Instant, Released<usize>)> = Vec::new();
-        let mut duplicates = 0;
-        // Accepted minus released copies, by sequence number.
-        let mut outstanding =
-            vec![0i32; arrivals.iter().map(|a| a.0 as usize + 1).max().unwrap_or(0)];
-        let mut counted = 0;
-
-        for (id, &(seq, path, gap)) in arrivals.iter().enumerate() {
-            let now = clock.add_nanos(gap);
-            run_until(&mut b, &mut clock, now, &mut out)?;
-            let late_before = b.stats().late;
-            let send_ts = now.as_nanos() - PATH_OWD_NS[path];
-            match b.insert(now, path, seq, send_ts, id) {
-                Insert::Accepted => {
-                    accepted[id] = true;
-                    outstanding[seq as usize] += 1;
-                }
-                Insert::Duplicate(p) => {
-                    prop_assert_eq!(p, id);
-                    duplicates += 1;
-                }
-            }
-            late[id] = b.stats().late > late_before;
-            run_until(&mut b, &mut clock, now, &mut out)?;
-            for (_, r) in &out[counted..] {
-                outstanding[r.global_seq as usize] -= 1;
-            }
-            counted = out.len();
-            prop_assert!(b.len() <= cap, "holds {} > {}", b.len(), cap);
-            prop_assert!(b.poll_timeout().filter(|&d| d <= now).is_none());
-            // Nothing releasable stays held: the next expected packet is never waiting.
-            if let Some(&n) = outstanding.get(b.next_expected() as usize) {
-                prop_assert!(kind == ReorderKind::None || n == 0, "next expected is held");
-            }
-        }
-        let end = clock + MAX_WAIT_LIMIT + Duration::from_secs(1);
-        run_until(&mut b, &mut clock, end, &mut out)?;
-        prop_assert_eq!(b.len(), 0);
-        prop_assert_eq!(b.poll_timeout(), None);
-
-        let mut times_released = vec![0u32; arrivals.len()];
-        for (_, r) in &out {
-            times_released[r.payload] += 1;
-            prop_assert_eq!(r.global_seq, arrivals[r.payload].0);
-        }
-        for id in 0..arrivals.len() {
-            prop_assert_eq!(times_released[id], u32::from(accepted[id]), "packet {}", id);
-        }
-        if kind == ReorderKind::None {
-            let ids: Vec<usize> = out.iter().map(|(_, r)| r.payload).collect();
-            prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "passthrough keeps arrival order");
-        } else {
-            let in_seq: Vec<u64> =
-                out.iter().filter(|(_, r)| !late[r.payload]).map(|(_, r)| r.global_seq).collect();
-            prop_assert!(in_seq.windows(2).all(|w| w[0] < w[1]), "{:?}", in_seq);
-        }
-        if kind == ReorderKind::Static {
-            for (at, r) in &out {
-                prop_assert!(at.saturating_since(r.arrival) <= static_wait);
-            }
-        }
-        let s = b.stats();
-        prop_assert_eq!(s.released(), out.len() as u64);
-        prop_assert_eq!(s.duplicates, duplicates);
-        prop_assert_eq!(s.late, late.iter().filter(|&&l| l).count() as u64);
-        Ok(())
-    }
-
-    proptest! {
-        /// Random arrival orders with losses and duplicates: every accepted packet comes out
-        /// exactly once, in increasing sequence order except the late ones, nothing releasable
-        /// stays held, no packet waits beyond the static limit, and the buffer empties.
-        #[test]
-        fn every_accepted_packet_is_released_once_in_order_unless_late(
-            config in config(),
-            arrivals in arrivals(),
-        ) {
-            check_release_invariants(config, &arrivals)?;
-        }
-    }
-}
+mod tests;

@@ -22,7 +22,24 @@
 //! - `adaptive`: the wait limit follows the measured one-way-delay difference between paths
 //!   plus a margin ([`wait_limit::AdaptiveWaitLimit`]).
 //!
-//! The mechanics are in [`ReorderBuffer`] (`buffer.rs`); the wait limit in `wait_limit.rs`.
+//! Two switches add to a policy (both off by default: Table 1 names only the adaptive policy):
+//! - [`ReorderConfig::fast_loss_detection`] (`static`, `adaptive`): a gap is given up as soon as
+//!   every active path has delivered a higher number (`fast_loss.rs`); the wait limit still
+//!   applies.
+//! - [`ReorderConfig::equalize_delay`] (every policy): packets of faster paths are held by their
+//!   lag behind the slowest path before they reach the reorder stage (`equalize.rs`).
+//!
+//! Whatever the policy, each global sequence number is delivered at most once: a sliding-window
+//! duplicate filter in front of everything refuses second copies (`duplicate_filter.rs`), which
+//! redundant scheduling produces on purpose.
+//!
+//! ```text
+//! insert ─▶ duplicate filter ─▶ [delay line] ─▶ reorder stage ─▶ poll_release
+//!             (refused: Insert::Duplicate)       (ring, wait limit, fast loss detection)
+//! ```
+//!
+//! The mechanics are in [`ReorderBuffer`] (`buffer.rs`); the wait limit in `wait_limit.rs`; the
+//! per-path delay samples both the adaptive limit and equalisation read in `path_delay.rs`.
 //!
 //! # Choices where the sources are vague
 //! - *Late packets* (their gap was already given up) are released at once, out of order, and
@@ -31,25 +48,23 @@
 //!   if after, the receiver's DSACK lets the sender undo its window reduction. A dropped
 //!   segment always costs an end-to-end retransmission and a window reduction. MP-DCCP's
 //!   active reordering forwards late packets too by default.
-//! - *Duplicates* of a packet still held are handed back to the caller
-//!   ([`Insert::Duplicate`]), who counts them as reorder-queue drops. A duplicate of a packet
-//!   already released is indistinguishable from a late packet (no history is kept below the
-//!   next expected sequence number) and is released as late.
+//! - *Duplicates* (a number already received, whether still held or released, or one more than
+//!   [`DUPLICATE_WINDOW_SEQS`] below the highest received) are handed back to the caller
+//!   ([`Insert::Duplicate`]), who counts them as reorder-queue drops. They still count as delay
+//!   samples and as fast-loss evidence of the path they came on.
 //! - *Static wait* defaults to 50 ms: seed 000 gives no value for the static module. 50 ms is
 //!   our choice: the path RTTs of every reference scenario except ASYM40 / ASYM200 differ by at
 //!   most 20 ms (10 ms one way), which leaves 40 ms for queueing on the slower path. (MP-DCCP's
 //!   active reordering module uses 15 ms as its fixed default.)
 //! - *Margin* defaults to 10 ms as in Table 1; the text of section 4.2 says 5 ms. Configurable.
-//!
-//! # Later work (not here yet)
-//! Fast loss detection (release once every path has delivered beyond the gap) and delay
-//! equalisation are separate issues. The seams: fast loss detection is a further reason to give
-//! a gap up and calls the same routine the wait-limit expiry calls
-//! (`ReorderBuffer::give_up_through`), fed from per-path highest sequence numbers seen at
-//! `insert`; delay equalisation makes the deadline depend on the arrival path, which replaces
-//! the arrival FIFO by a small per-path FIFO set (each still ordered by deadline).
+//! - *Fast loss detection with `none`* is refused by `validate`: nothing is held, so there is
+//!   no gap to give up.
 
 mod buffer;
+pub mod duplicate_filter;
+mod equalize;
+pub mod fast_loss;
+pub mod path_delay;
 pub mod wait_limit;
 
 use std::str::FromStr;
@@ -59,6 +74,9 @@ use crate::cc::UnknownName;
 use crate::time::Instant;
 
 pub use buffer::ReorderBuffer;
+pub use duplicate_filter::{DuplicateFilter, Seen, DUPLICATE_WINDOW_SEQS};
+pub use fast_loss::FastLossDetector;
+pub use path_delay::{PathDelays, PATH_SAMPLE_MAX_AGE};
 pub use wait_limit::{AdaptiveWaitLimit, MAX_WAIT_LIMIT};
 
 /// Reorder buffer size in packets (seed 000 Table 1: "Reorder buffer 1500 pkt").
@@ -122,6 +140,12 @@ pub struct ReorderConfig {
     pub margin: Duration,
     /// Weight of a new delay-difference sample in the moving average, in (0, 1] (Table 1: 0.95).
     pub new_sample_weight: f64,
+    /// Give a gap up as soon as every active path has delivered beyond it (seed 000 section
+    /// 2.1). `static` and `adaptive` only. Default off.
+    pub fast_loss_detection: bool,
+    /// Hold packets of faster paths by their one-way-delay lag behind the slowest path (seed 000
+    /// section 2.1). Any policy. Default off.
+    pub equalize_delay: bool,
 }
 
 impl Default for ReorderConfig {
@@ -132,6 +156,8 @@ impl Default for ReorderConfig {
             static_wait: DEFAULT_STATIC_WAIT,
             margin: DEFAULT_MARGIN,
             new_sample_weight: DEFAULT_NEW_SAMPLE_WEIGHT,
+            fast_loss_detection: false,
+            equalize_delay: false,
         }
     }
 }
@@ -147,6 +173,8 @@ pub enum ReorderConfigError {
     Margin(Duration),
     #[error("new_sample_weight = {0}: must be in (0, 1]")]
     NewSampleWeight(f64),
+    #[error("fast_loss_detection = true: needs kind static or adaptive (none holds no gaps)")]
+    FastLossWithoutWait,
 }
 
 impl ReorderConfig {
@@ -164,6 +192,9 @@ impl ReorderConfig {
         if !(self.new_sample_weight > 0.0 && self.new_sample_weight <= 1.0) {
             return Err(ReorderConfigError::NewSampleWeight(self.new_sample_weight));
         }
+        if self.fast_loss_detection && self.kind == ReorderKind::None {
+            return Err(ReorderConfigError::FastLossWithoutWait);
+        }
         Ok(())
     }
 }
@@ -173,7 +204,8 @@ impl ReorderConfig {
 pub enum Insert<P> {
     /// Taken: it will come out of [`ReorderBuffer::poll_release`] exactly once.
     Accepted,
-    /// A packet with the same global sequence number is already held; here is the payload back.
+    /// Its global sequence number was received before, or lies below the duplicate window
+    /// ([`DUPLICATE_WINDOW_SEQS`]); here is the payload back.
     Duplicate(P),
 }
 
@@ -185,12 +217,15 @@ pub struct Released<P> {
     pub global_seq: u64,
     /// When the packet reached the receiver.
     pub arrival: Instant,
+    /// When it reached the reorder stage: the end of its delay-equalisation hold, or `arrival`
+    /// without equalisation.
+    pub hold_end: Instant,
     /// The path it arrived on.
     pub path: usize,
 }
 
 /// Counters of a reorder buffer. Every released packet is counted in exactly one of
-/// `in_order`, `released_on_timeout`, `released_on_overflow` and `late`.
+/// `in_order`, `released_on_timeout`, `released_on_fast_loss`, `released_on_overflow` and `late`.
 #[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReorderStats {
     /// Released because it was next in sequence (for `none`: every packet).
@@ -198,20 +233,30 @@ pub struct ReorderStats {
     /// Released because the oldest held packet's wait limit expired: that packet and the held
     /// packets below it. The consecutive run after it counts as `in_order`.
     pub released_on_timeout: u64,
+    /// Released because fast loss detection gave the gaps below it up: the held packets below
+    /// the bound (the lowest of the active paths' highest numbers) and the packet at the bound.
+    /// The consecutive run after it counts as `in_order`.
+    pub released_on_fast_loss: u64,
     /// Released early to make room for a packet beyond the end of the buffer.
     pub released_on_overflow: u64,
     /// Arrived after its sequence number had been given up; released out of order.
     pub late: u64,
-    /// Returned as [`Insert::Duplicate`].
+    /// Returned as [`Insert::Duplicate`]: second copies and those below the window.
     pub duplicates: u64,
-    /// Sequence numbers given up as lost (by expiry or overflow).
+    /// Of `duplicates`, those refused for lying below the duplicate window.
+    pub too_old: u64,
+    /// Sequence numbers given up as lost (by expiry, fast loss detection or overflow).
     pub skipped_seqs: u64,
 }
 
 impl ReorderStats {
     /// Packets released so far.
     pub fn released(&self) -> u64 {
-        self.in_order + self.released_on_timeout + self.released_on_overflow + self.late
+        self.in_order
+            + self.released_on_timeout
+            + self.released_on_fast_loss
+            + self.released_on_overflow
+            + self.late
     }
 }
 
@@ -227,6 +272,7 @@ mod tests {
         assert_eq!(c.static_wait, Duration::from_millis(50));
         assert_eq!(c.margin, Duration::from_millis(10));
         assert_eq!(c.new_sample_weight, 0.95);
+        assert!(!c.fast_loss_detection && !c.equalize_delay, "Table 1 names neither");
         assert_eq!(c.validate(), Ok(()));
     }
 
@@ -266,6 +312,18 @@ mod tests {
         for w in [0.0, -0.5, 1.5, f64::NAN] {
             let c = ReorderConfig { new_sample_weight: w, ..ok.clone() };
             assert!(matches!(c.validate(), Err(ReorderConfigError::NewSampleWeight(_))), "{w}");
+        }
+        check(
+            ReorderConfig { kind: ReorderKind::None, fast_loss_detection: true, ..ok.clone() },
+            "fast_loss_detection = true: needs kind static or adaptive (none holds no gaps)",
+        );
+        for kind in [ReorderKind::None, ReorderKind::Static, ReorderKind::Adaptive] {
+            let c = ReorderConfig { kind, equalize_delay: true, ..ok.clone() };
+            assert_eq!(c.validate(), Ok(()), "equalisation combines with {kind:?}");
+        }
+        for kind in [ReorderKind::Static, ReorderKind::Adaptive] {
+            let c = ReorderConfig { kind, fast_loss_detection: true, ..ok.clone() };
+            assert_eq!(c.validate(), Ok(()), "fast loss detection combines with {kind:?}");
         }
         let edges = ReorderConfig {
             buffer_pkts: 1,

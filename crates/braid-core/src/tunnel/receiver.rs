@@ -24,7 +24,9 @@ use crate::wire::{AckRange, AckRanges, DataHeader, Feedback, MAX_ACK_RANGES};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReceiverStats {
     pub received_pkts: u64,
-    /// Packets whose global sequence number was already held (a reorder-queue drop).
+    /// Packets whose global sequence number was received before (held or already delivered)
+    /// or lies below the duplicate window: refused so each is delivered at most once, and
+    /// handed back to the caller, who counts them as reorder-queue drops.
     pub duplicate_pkts: u64,
     /// Packets naming a path this tunnel does not have.
     pub unknown_path_pkts: u64,
@@ -153,10 +155,12 @@ impl<P> TunnelReceiver<P> {
         }
     }
 
-    /// A data packet arrived. Returns the payload back when it is not accepted (unknown path,
-    /// a duplicate, or beyond a reliable path's reassembly buffer). Duplicates found later,
-    /// when a reliable path's buffer drains, come back through
-    /// [`TunnelReceiver::poll_rejected`].
+    /// A data packet arrived. Returns the payload back when it is not accepted: an unknown
+    /// path, a global sequence number received before (redundant scheduling sends every packet
+    /// on every path; the first copy is delivered, the others come back here), or a packet
+    /// beyond a reliable path's reassembly buffer. A duplicate is still acknowledged on its
+    /// path: the path did deliver it. Duplicates found later, when a reliable path's buffer
+    /// drains, come back through [`TunnelReceiver::poll_rejected`].
     pub fn handle_data(&mut self, now: Instant, header: &DataHeader, payload: P) -> Option<P> {
         let i = header.path_id as usize;
         let Some(path) = self.paths.get_mut(i) else {
@@ -293,6 +297,48 @@ mod tests {
         assert_eq!(ranges(&r), vec![(0, 9)]);
         r.insert(5);
         assert_eq!(ranges(&r), vec![(0, 9)]);
+    }
+
+    #[test]
+    fn redundant_copies_are_delivered_once_and_handed_back() {
+        use crate::reorder::{ReorderConfig, ReorderKind};
+        for kind in [ReorderKind::None, ReorderKind::Static, ReorderKind::Adaptive] {
+            let config = TunnelConfig {
+                reorder: ReorderConfig { kind, ..ReorderConfig::default() },
+                ..TunnelConfig::default()
+            };
+            let mut rx: TunnelReceiver<u32> = TunnelReceiver::new(&config);
+            let header = |path_id: u8, global_seq: u64| DataHeader {
+                flags: 0,
+                path_id,
+                payload_len: 100,
+                global_seq,
+                path_seq: global_seq,
+                send_ts_ns: 0,
+            };
+            let now = Instant::from_nanos(1_000_000);
+            let mut delivered = Vec::new();
+            // Each of 0..3 on path 0, then on path 1: the second copies come back.
+            for seq in 0..3 {
+                assert_eq!(rx.handle_data(now, &header(0, seq), seq as u32), None, "{kind:?}");
+                delivered.extend(std::iter::from_fn(|| rx.poll_deliver(now)).map(|r| r.payload));
+            }
+            for seq in 0..3 {
+                let payload = 10 + seq as u32;
+                assert_eq!(rx.handle_data(now, &header(1, seq), payload), Some(payload));
+            }
+            delivered.extend(std::iter::from_fn(|| rx.poll_deliver(now)).map(|r| r.payload));
+            assert_eq!(delivered, vec![0, 1, 2], "{kind:?}");
+            let s = rx.stats();
+            assert_eq!((s.received_pkts, s.duplicate_pkts, s.reorder.duplicates), (6, 3, 3));
+            // Both paths acknowledge what they carried, duplicates included.
+            let fb: Vec<_> = std::iter::from_fn(|| rx.poll_feedback(now)).collect();
+            assert_eq!(fb.len(), 2);
+            for (f, path_id) in fb.iter().zip([0, 1]) {
+                let r: Vec<(u64, u64)> = f.ranges.iter().map(|r| (r.smallest, r.largest)).collect();
+                assert_eq!((f.path_id, r), (path_id, vec![(0, 2)]), "{kind:?}");
+            }
+        }
     }
 
     #[test]
