@@ -27,7 +27,7 @@
 //!   module's `min_cwnd`), so a path never closes because of the fraction alone.
 //! - **Increment law (Figure 2c is lost)**: additive per tick, in parts per million so that runs
 //!   are exact. A persistent queue adds `(max - min) / 530 ticks` = 0.001 per tick: "the default
-//!   time required to bring the fraction from its minimum to its maximum [is] 530 ms" (section
+//!   time required to bring the fraction from its minimum to its maximum" is "530 ms" (section
 //!   4.2), and 0.53 / 530 ms is exactly one per-mille per 1 ms tick, which we read as the paper's
 //!   unit step. A transient queue (its first 10 ticks) adds a quarter of that, our choice for
 //!   "scaled down ... reacts more aggressively to a queue-buildup which is persistent". A
