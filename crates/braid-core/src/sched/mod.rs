@@ -4,8 +4,18 @@
 //! passing a [`PathView`] per path. A scheduler answers with a path index, or `None` to keep the
 //! packet queued until feedback opens a window (draft-bonaventure-iccrg-schedulers section 2:
 //! schedulers pick among paths whose congestion window has room).
+//!
+//! Stateless schedulers (CPF, SRTT, round robin, OTIAS) decide from the views alone. ACPF,
+//! BLEST and ECF keep a little state across calls (ACPF's cwnd fraction, BLEST's lambda, ECF's
+//! waiting flag), advanced only by the `now` passed in, so runs stay deterministic; they report
+//! it through [`Scheduler::metrics`]. Their parameters are in [`SchedulerConfig`].
 
+pub mod acpf;
+pub mod blest;
+pub mod config;
 pub mod cpf;
+pub mod ecf;
+pub mod otias;
 pub mod redundant;
 pub mod round_robin;
 pub mod srtt;
@@ -16,7 +26,12 @@ use std::time::Duration;
 use crate::cc::{CcMetrics, UnknownName};
 use crate::time::Instant;
 
+pub use acpf::{AcpfConfig, AdaptiveCheapestPathFirst};
+pub use blest::{Blest, BlestConfig};
+pub use config::{SchedulerConfig, SchedulerConfigError};
 pub use cpf::CheapestPathFirst;
+pub use ecf::{EarliestCompletionFirst, EcfConfig};
+pub use otias::Otias;
 pub use redundant::Redundant;
 pub use round_robin::RoundRobin;
 pub use srtt::LowestRtt;
@@ -35,6 +50,12 @@ pub struct PathView {
     pub charge_bytes: u64,
     /// Smoothed RTT, if the path has measured one.
     pub srtt: Option<Duration>,
+    /// RTT variance of the path's RFC 6298 estimator (zero before the first sample); ECF's
+    /// delta is the larger of two paths' values.
+    pub rttvar: Duration,
+    /// Charged size of a full packet on this path (the tunnel MSS in charged bytes): the unit in
+    /// which BLEST and ECF count windows and queues, and ACPF's smallest live window.
+    pub mss_bytes: u64,
     pub cc: CcMetrics,
 }
 
@@ -43,8 +64,44 @@ impl PathView {
     /// has sufficient room to send a packet".
     #[inline]
     pub fn has_room(&self) -> bool {
-        self.is_up && self.in_flight_bytes + self.charge_bytes <= self.cc.cwnd_bytes
+        self.has_room_in(self.cc.cwnd_bytes)
     }
+
+    /// Whether the packet fits under `window_bytes` instead of the controller's cwnd (ACPF's live
+    /// cwnd).
+    #[inline]
+    pub fn has_room_in(&self, window_bytes: u64) -> bool {
+        self.is_up && self.in_flight_bytes + self.charge_bytes <= window_bytes
+    }
+}
+
+/// Smoothed RTT for ranking paths; a path without a sample yet ranks as fastest so that it gets
+/// probed (as [`LowestRtt`] does).
+#[inline]
+pub(crate) fn rank_srtt(p: &PathView) -> Duration {
+    p.srtt.unwrap_or_default()
+}
+
+/// The path MinRTT would pick: lowest smoothed RTT among the paths with room.
+pub(crate) fn lowest_rtt_with_room(paths: &[PathView]) -> Option<&PathView> {
+    paths.iter().filter(|p| p.has_room()).min_by_key(|p| (rank_srtt(p), p.cost, p.index))
+}
+
+/// The fastest usable path whether or not its window has room: the "x_f" of BLEST and ECF.
+pub(crate) fn fastest(paths: &[PathView]) -> Option<&PathView> {
+    paths.iter().filter(|p| p.is_up).min_by_key(|p| (rank_srtt(p), p.cost, p.index))
+}
+
+/// Internal state a scheduler exposes for traces and metrics endpoints (the shape of
+/// quinn-proto's `ControllerMetrics`). A field is `Some` only for the scheduler that has it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SchedulerMetrics {
+    /// ACPF: the shared live/raw cwnd fraction, in [min_fraction, max_fraction].
+    pub acpf_fraction: Option<f64>,
+    /// BLEST: the scaling factor lambda applied to the fast path's send estimate.
+    pub blest_lambda: Option<f64>,
+    /// ECF: whether the last decision was to wait for the fastest path (its hysteresis state).
+    pub ecf_waiting: Option<bool>,
 }
 
 /// A packet scheduler.
@@ -58,6 +115,10 @@ pub trait Scheduler: std::fmt::Debug + Send {
         false
     }
     fn name(&self) -> &'static str;
+    /// Internal state for traces. The default (stateless schedulers) reports nothing.
+    fn metrics(&self) -> SchedulerMetrics {
+        SchedulerMetrics::default()
+    }
 }
 
 /// Scheduler names as configs spell them (`tunnel.scheduler`).
@@ -66,26 +127,42 @@ pub enum SchedulerKind {
     Cpf,
     Srtt,
     RoundRobin,
+    Acpf,
+    Otias,
+    Blest,
+    Ecf,
     Redundant,
 }
 
 impl SchedulerKind {
-    pub const NAMES: &'static [&'static str] = &["cpf", "srtt", "rr", "redundant"];
+    pub const NAMES: &'static [&'static str] =
+        &["cpf", "srtt", "rr", "acpf", "otias", "blest", "ecf", "redundant"];
 
     pub fn as_str(self) -> &'static str {
         match self {
             SchedulerKind::Cpf => "cpf",
             SchedulerKind::Srtt => "srtt",
             SchedulerKind::RoundRobin => "rr",
+            SchedulerKind::Acpf => "acpf",
+            SchedulerKind::Otias => "otias",
+            SchedulerKind::Blest => "blest",
+            SchedulerKind::Ecf => "ecf",
             SchedulerKind::Redundant => "redundant",
         }
     }
 
-    pub fn build(self) -> Box<dyn Scheduler> {
+    /// A scheduler of this kind. `config` should have passed [`SchedulerConfig::validate`] (out
+    /// of range values are clamped, never a panic); `reorder_window_pkts` is the receiver's
+    /// reorder buffer capacity, which BLEST treats as the connection window.
+    pub fn build(self, config: &SchedulerConfig, reorder_window_pkts: usize) -> Box<dyn Scheduler> {
         match self {
             SchedulerKind::Cpf => Box::new(CheapestPathFirst),
             SchedulerKind::Srtt => Box::new(LowestRtt),
             SchedulerKind::RoundRobin => Box::new(RoundRobin::default()),
+            SchedulerKind::Acpf => Box::new(AdaptiveCheapestPathFirst::new(&config.acpf)),
+            SchedulerKind::Otias => Box::new(Otias),
+            SchedulerKind::Blest => Box::new(Blest::new(&config.blest, reorder_window_pkts)),
+            SchedulerKind::Ecf => Box::new(EarliestCompletionFirst::new(&config.ecf)),
             SchedulerKind::Redundant => Box::new(Redundant),
         }
     }
@@ -98,6 +175,10 @@ impl FromStr for SchedulerKind {
             "cpf" => Ok(SchedulerKind::Cpf),
             "srtt" | "minrtt" => Ok(SchedulerKind::Srtt),
             "rr" | "round_robin" => Ok(SchedulerKind::RoundRobin),
+            "acpf" => Ok(SchedulerKind::Acpf),
+            "otias" => Ok(SchedulerKind::Otias),
+            "blest" => Ok(SchedulerKind::Blest),
+            "ecf" => Ok(SchedulerKind::Ecf),
             "redundant" => Ok(SchedulerKind::Redundant),
             _ => Err(UnknownName { what: "scheduler", given: s.to_string(), allowed: Self::NAMES }),
         }
@@ -118,6 +199,8 @@ pub(crate) mod test_util {
             in_flight_bytes: in_flight * 1000,
             charge_bytes: 1000,
             srtt: Some(Duration::from_millis(srtt_ms)),
+            rttvar: Duration::ZERO,
+            mss_bytes: 1000,
             cc: CcMetrics {
                 cwnd_bytes: cwnd * 1000,
                 ssthresh_bytes: None,
@@ -127,5 +210,28 @@ pub(crate) mod test_util {
                 phase: CcPhase::CongestionAvoidance,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_parses_to_a_scheduler_of_that_name() {
+        for &name in SchedulerKind::NAMES {
+            let kind: SchedulerKind = name.parse().unwrap();
+            assert_eq!(kind.as_str(), name);
+            assert_eq!(kind.build(&SchedulerConfig::default(), 1500).name(), name);
+        }
+        assert!("fastest".parse::<SchedulerKind>().is_err());
+    }
+
+    #[test]
+    fn only_stateful_schedulers_report_metrics() {
+        let config = SchedulerConfig::default();
+        let acpf = SchedulerKind::Acpf.build(&config, 1500).metrics();
+        assert_eq!(acpf.acpf_fraction, Some(0.47));
+        assert_eq!(SchedulerKind::Cpf.build(&config, 1500).metrics(), SchedulerMetrics::default());
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::cc::{TunnelCc, UnknownName};
 use crate::path::rtt::DEFAULT_MIN_RTO;
 use crate::reorder::ReorderConfig;
-use crate::sched::SchedulerKind;
+use crate::sched::{SchedulerConfig, SchedulerKind};
 
 /// Outer IPv4 (20) + UDP (8) + Braid data header (32): what each tunnelled packet costs.
 pub const DEFAULT_HEADER_BYTES: u32 = 20 + 8 + crate::wire::DATA_HEADER_LEN as u32;
@@ -68,6 +68,8 @@ impl FromStr for Reliability {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TunnelConfig {
     pub scheduler: SchedulerKind,
+    /// Parameters of the schedulers that have any (ACPF, BLEST, ECF).
+    pub sched: SchedulerConfig,
     pub cc: TunnelCc,
     /// CPF cost per path; its length is the number of paths.
     pub path_costs: Vec<u32>,
@@ -97,6 +99,7 @@ impl Default for TunnelConfig {
     fn default() -> Self {
         TunnelConfig {
             scheduler: SchedulerKind::Cpf,
+            sched: SchedulerConfig::default(),
             cc: TunnelCc::Bbr,
             path_costs: vec![1, 2],
             sched_queue_pkts: 1500,
@@ -150,6 +153,9 @@ impl TunnelConfig {
         if !(1..=1_000_000).contains(&self.reassembly_pkts) {
             return err("reassembly_pkts", "must be in 1..=1000000");
         }
+        self.sched
+            .validate()
+            .map_err(|e| TunnelConfigError { field: "sched", detail: e.to_string() })?;
         self.reorder
             .validate()
             .map_err(|e| TunnelConfigError { field: "reorder", detail: e.to_string() })

@@ -25,7 +25,7 @@ use super::config::{Reliability, TunnelConfig};
 use super::loss::{Retained, SentTracker};
 use crate::cc::{CcMetrics, CcParams, Counting, MultipathController};
 use crate::reorder::{ReorderConfig, ReorderKind};
-use crate::sched::{PathView, Scheduler};
+use crate::sched::{PathView, Scheduler, SchedulerMetrics};
 use crate::time::{transmission_time, Instant};
 use crate::wire::{DataHeader, Feedback};
 
@@ -179,7 +179,7 @@ impl<P: Clone> TunnelSender<P> {
             queue_cap: config.sched_queue_pkts,
             paths,
             cc: config.cc.build(params, n),
-            scheduler: config.scheduler.build(),
+            scheduler: config.scheduler.build(&config.sched, config.reorder.buffer_pkts),
             counting: config.cc.counting(),
             mss_bytes: config.mss_bytes,
             header_bytes: config.header_bytes,
@@ -355,6 +355,8 @@ impl<P: Clone> TunnelSender<P> {
                     in_flight_bytes: p.in_flight_bytes(),
                     charge_bytes: charge,
                     srtt: p.tracker.rtt.srtt(),
+                    rttvar: p.tracker.rtt.rttvar(),
+                    mss_bytes: self.mss_bytes,
                     cc: self.cc.metrics(i),
                 });
             }
@@ -472,5 +474,10 @@ impl<P: Clone> TunnelSender<P> {
 
     pub fn stats(&self) -> SenderStats {
         self.stats
+    }
+
+    /// The scheduler's internal state (ACPF's cwnd fraction, ...), for traces.
+    pub fn scheduler_metrics(&self) -> SchedulerMetrics {
+        self.scheduler.metrics()
     }
 }

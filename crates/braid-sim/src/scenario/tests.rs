@@ -201,10 +201,10 @@ fn misspelt_names_list_the_choices() {
             CcAlgorithm::NAMES.join(", ")
         )
     );
-    let err = load("", &["tunnel.scheduler=blest"]).unwrap_err();
+    let err = load("", &["tunnel.scheduler=fastest"]).unwrap_err();
     assert!(err
         .to_string()
-        .starts_with("tunnel.scheduler: unknown scheduler \"blest\"; expected one of: cpf"));
+        .starts_with("tunnel.scheduler: unknown scheduler \"fastest\"; expected one of: cpf"));
     let err = load("", &["tunnel.reorder=on"]).unwrap_err();
     assert!(err.to_string().ends_with("expected one of: none, static, adaptive"), "{err}");
     let err = load("", &["e2e.kind=quic"]).unwrap_err();
