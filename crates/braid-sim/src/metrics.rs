@@ -132,6 +132,8 @@ pub struct TraceRow {
     pub sched_queue_pkts: usize,
     pub reorder_pkts: usize,
     pub wait_limit_ms: f64,
+    /// The downlink ACPF scheduler's live/raw cwnd fraction (empty for other schedulers).
+    pub acpf_fraction: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -194,7 +196,7 @@ impl Series {
     /// The periodic trace as CSV, one row per sample with per-path columns.
     pub fn trace_csv(&self) -> String {
         let mut out = String::from(
-            "t_s,e2e_cwnd_bytes,e2e_in_flight_bytes,e2e_srtt_ms,sched_queue_pkts,reorder_pkts,wait_limit_ms",
+            "t_s,e2e_cwnd_bytes,e2e_in_flight_bytes,e2e_srtt_ms,sched_queue_pkts,reorder_pkts,wait_limit_ms,acpf_fraction",
         );
         for n in &self.path_names {
             for c in
@@ -216,6 +218,11 @@ impl Series {
                 r.reorder_pkts,
                 r.wait_limit_ms
             ));
+            if let Some(f) = r.acpf_fraction {
+                out.push_str(&format!(",{f:.4}"));
+            } else {
+                out.push(',');
+            }
             for p in &self.path_trace[k * np..(k + 1) * np] {
                 out.push_str(&format!(
                     ",{},{},{:.3},{:.3},{},{}",

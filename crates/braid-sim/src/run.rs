@@ -90,7 +90,8 @@ pub fn tunnel_config(s: &Scenario) -> TunnelConfig {
             static_wait: ms(t.static_wait_ms),
             margin: ms(t.reorder_margin_ms),
             new_sample_weight: t.reorder_weight,
-            ..ReorderConfig::default()
+            fast_loss_detection: t.fast_loss_detection,
+            equalize_delay: t.equalize_delay,
         },
         feedback_every_pkts: t.feedback_every_pkts,
         feedback_max_delay: ms(t.feedback_max_delay_ms),

@@ -624,6 +624,7 @@ impl World {
             row.sched_queue_pkts = t.proxy_tx.queue_len();
             row.reorder_pkts = t.ue_rx.reorder_len();
             row.wait_limit_ms = t.ue_rx.wait_limit().as_secs_f64() * 1e3;
+            row.acpf_fraction = t.proxy_tx.scheduler_metrics().acpf_fraction;
             self.wait_limit_ms.add(row.wait_limit_ms);
         }
         self.series.trace.push(row);

@@ -186,6 +186,12 @@ pub struct TunnelConfig {
     /// (reliable) and CCID2 / CCID5 as DCCP tunnels (unreliable).
     #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
     pub reliability: Reliability,
+    /// Give a gap up as soon as every active path has delivered beyond it (seed 000 section
+    /// 2.1), besides the wait limit. Needs a wait limit (`reorder` static or adaptive).
+    pub fast_loss_detection: bool,
+    /// Hold the faster paths' packets by the measured one-way-delay difference (seed 000
+    /// section 2.1).
+    pub equalize_delay: bool,
 }
 
 impl Default for TunnelConfig {
@@ -203,6 +209,8 @@ impl Default for TunnelConfig {
             feedback_max_delay_ms: 1.0,
             header_bytes: IPV4_HEADER_BYTES + UDP_HEADER_BYTES + DATA_HEADER_LEN as u32,
             reliability: Reliability::Unreliable,
+            fast_loss_detection: false,
+            equalize_delay: false,
         }
     }
 }

@@ -322,3 +322,35 @@ proptest! {
         let _ = load(&text, &[]);
     }
 }
+
+#[test]
+fn every_tunnel_algorithm_name_is_accepted_and_misspellings_are_refused() {
+    use braid_core::cc::TunnelCc;
+    use braid_core::sched::SchedulerKind;
+    use braid_core::tunnel::Reliability;
+    for name in SchedulerKind::NAMES {
+        let s = load("", &[&format!("tunnel.scheduler={name}")]).unwrap();
+        assert_eq!(s.tunnel.scheduler.as_str(), *name);
+    }
+    for name in TunnelCc::NAMES {
+        assert_eq!(load("", &[&format!("tunnel.cc={name}")]).unwrap().tunnel.cc.as_str(), *name);
+    }
+    for name in Reliability::NAMES {
+        let s = load("", &[&format!("tunnel.reliability={name}")]).unwrap();
+        assert_eq!(s.tunnel.reliability.as_str(), *name);
+    }
+    let err = load("", &["tunnel.reliability=reliabel"]).unwrap_err().to_string();
+    assert!(err.contains("unknown tunnel reliability \"reliabel\"; expected one of: unreliable, reliable, partial"), "{err}");
+    let err = load("", &["tunnel.scheduler=redundent"]).unwrap_err().to_string();
+    assert!(err.contains("redundant"), "the error lists the allowed names: {err}");
+}
+
+#[test]
+fn fast_loss_detection_needs_a_wait_limit() {
+    let s = load("", &["tunnel.fast_loss_detection=true", "tunnel.equalize_delay=true"]).unwrap();
+    assert!(s.tunnel.fast_loss_detection && s.tunnel.equalize_delay);
+    let err = load("", &["tunnel.fast_loss_detection=true", "tunnel.reorder=none"]).unwrap_err();
+    assert!(err.to_string().starts_with("tunnel.fast_loss_detection = true: needs"), "{err}");
+    let err = load("", &["tunnel.equalize_delay=yes"]).unwrap_err();
+    assert!(err.to_string().contains("tunnel.equalize_delay"), "{err}");
+}

@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
-use super::{E2eConfig, LinkConfig, PathConfig, Scenario, ScenarioError, SimConfig, TunnelConfig};
+use super::{
+    E2eConfig, LinkConfig, PathConfig, ReorderChoice, Scenario, ScenarioError, SimConfig,
+    TunnelConfig,
+};
 
 /// Propagation RTTs, ms.
 const RTT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
@@ -136,6 +139,13 @@ fn tunnel(t: &TunnelConfig) -> Result<(), ScenarioError> {
     float("tunnel.static_wait_ms", t.static_wait_ms, WAIT_MS)?;
     int("tunnel.feedback_every_pkts", t.feedback_every_pkts, 1..=64)?;
     float("tunnel.feedback_max_delay_ms", t.feedback_max_delay_ms, WAIT_MS)?;
+    if t.fast_loss_detection && t.reorder == ReorderChoice::None {
+        return Err(ScenarioError::invalid(
+            "tunnel.fast_loss_detection",
+            "true",
+            "needs tunnel.reorder = \"static\" or \"adaptive\" (with \"none\" nothing waits)",
+        ));
+    }
     int("tunnel.header_bytes", t.header_bytes, 0..=200)
 }
 
