@@ -44,10 +44,17 @@ pub struct ReceiverStats {
 struct ReceivedRanges {
     len: usize,
     ranges: [AckRange; MAX_ACK_RANGES],
+    /// Every sequence number below this one was received (a reliable path's reassembly
+    /// point; 0 otherwise). Always acknowledged, as TCP's cumulative ACK is: a reliable sender
+    /// must learn of every delivery, however old, or it resends forever.
+    floor: u64,
 }
 
 impl ReceivedRanges {
     fn insert(&mut self, seq: u64) {
+        if seq < self.floor {
+            return;
+        }
         let rs = &mut self.ranges;
         // Fast path: extends the newest range.
         if self.len > 0 && seq == rs[0].largest + 1 {
@@ -97,6 +104,17 @@ impl ReceivedRanges {
         self.len = (self.len + 1).min(MAX_ACK_RANGES);
     }
 
+    /// Everything below `next` was received: forget the ranges that covers.
+    fn advance_floor(&mut self, next: u64) {
+        if next <= self.floor {
+            return;
+        }
+        self.floor = next;
+        while self.len > 0 && self.ranges[self.len - 1].largest < next {
+            self.len -= 1;
+        }
+    }
+
     fn remove(&mut self, i: usize) {
         for j in i..self.len - 1 {
             self.ranges[j] = self.ranges[j + 1];
@@ -106,7 +124,19 @@ impl ReceivedRanges {
 
     fn to_ack_ranges(self) -> AckRanges {
         let mut out = AckRanges::new();
-        for r in &self.ranges[..self.len] {
+        let mut rs = self.ranges;
+        let mut n = self.len;
+        if self.floor > 0 {
+            if n > 0 && rs[n - 1].smallest <= self.floor {
+                rs[n - 1].smallest = 0;
+            } else {
+                // The cumulative range goes last, in place of the oldest one if all are used.
+                n = n.min(MAX_ACK_RANGES - 1);
+                rs[n] = AckRange { smallest: 0, largest: self.floor - 1 };
+                n += 1;
+            }
+        }
+        for r in &rs[..n] {
             out.push(*r);
         }
         out
@@ -193,6 +223,7 @@ impl<P> TunnelReceiver<P> {
         path.newest_arrival = now;
         let Some(payload) = payload else {
             while let Some((h, p)) = self.reassembly[i].pop_ready() {
+                path.ranges.advance_floor(h.path_seq + 1);
                 if let Insert::Duplicate(p) =
                     self.reorder.insert(now, i, h.global_seq, h.send_ts_ns, p)
                 {
@@ -339,6 +370,35 @@ mod tests {
                 assert_eq!((f.path_id, r), (path_id, vec![(0, 2)]), "{kind:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_reliable_floor_is_always_acknowledged() {
+        let mut r = ReceivedRanges::default();
+        // 20 holes: more ranges than fit, so the oldest are forgotten.
+        for k in 0..(MAX_ACK_RANGES as u64 + 4) {
+            r.insert(k * 2);
+        }
+        let wire = |r: &ReceivedRanges| {
+            r.to_ack_ranges().as_slice().iter().map(|a| (a.smallest, a.largest)).collect::<Vec<_>>()
+        };
+        assert!(wire(&r).iter().all(|&(lo, _)| lo > 0), "0 was forgotten");
+        // The reassembly point passes 11: everything below 12 is known received.
+        r.advance_floor(12);
+        let w = wire(&r);
+        assert_eq!(*w.last().unwrap(), (0, 12), "the floor range merges with the range at 12");
+        assert!(w.len() <= MAX_ACK_RANGES);
+        r.insert(5);
+        assert_eq!(wire(&r), w, "below the floor nothing changes");
+        // A floor with a gap above it goes last, even when every slot is used.
+        let mut r = ReceivedRanges::default();
+        for k in 0..(MAX_ACK_RANGES as u64 + 4) {
+            r.insert(100 + k * 2);
+        }
+        r.advance_floor(50);
+        let w = wire(&r);
+        assert_eq!(w.len(), MAX_ACK_RANGES);
+        assert_eq!(*w.last().unwrap(), (0, 49));
     }
 
     #[test]
