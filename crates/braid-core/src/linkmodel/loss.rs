@@ -5,8 +5,11 @@
 //!
 //! # Gilbert-Elliott
 //! A two-state Markov chain, in the notation of Hasslinger and Hohlfeld, "The Gilbert-Elliott
-//! Model for Packet Loss in Real Time Services on the Internet" (MMB 2008), section 2, which
-//! is also the `gemodel` of Linux netem (Salsano et al. 2012):
+//! Model for Packet Loss in Real Time Services on the Internet" (MMB 2008): transition
+//! probabilities `p` and `r`, delivery probabilities `k` (Good) and `h` (Bad). Linux netem's
+//! `loss gemodel p r 1-h 1-k` takes the same four (Salsano et al., "Definition of a general
+//! and intuitive loss model for packet networks and its implementation in the Netem module in
+//! the Linux kernel", 2012):
 //!
 //! ```text
 //!            p = P(Good -> Bad)
@@ -24,9 +27,10 @@
 //!
 //! # Choices where the sources leave room
 //! - One step of the chain per packet offered (the chain runs in packet time, not wall time).
-//! - A packet's fate is decided by the state it finds, then the chain moves (the order of
-//!   netem's `loss_gilbert_elliott` in `net/sched/sch_netem.c`); each packet costs two uniform
-//!   draws from the caller's RNG, loss then transition, whatever the state.
+//! - A packet's fate is decided by the state it finds, and the chain moves once per packet, as
+//!   in netem's `loss_gilb_ell` (Linux `net/sched/sch_netem.c`), and in the same draw order:
+//!   each packet costs two uniform draws from the caller's RNG, first the transition, then the
+//!   loss (judged by the state before the transition), whatever the state.
 //! - The chain starts in Good, as netem's does.
 //! - A Bernoulli model with `p = 0` draws nothing, so adding a lossless link does not shift
 //!   the random stream of the other links sharing the RNG.
@@ -193,7 +197,7 @@ impl GilbertElliott {
         self.state
     }
 
-    /// Decides the packet's fate in the current state, then steps the chain.
+    /// Steps the chain and decides the packet's fate by the state it found.
     #[inline]
     pub fn is_lost<R: Rng + ?Sized>(&mut self, rng: &mut R) -> bool {
         let GilbertElliottConfig { p, r, h, k } = self.config;
@@ -201,11 +205,10 @@ impl GilbertElliott {
             ChannelState::Good => (1.0 - k, p, ChannelState::Bad),
             ChannelState::Bad => (1.0 - h, r, ChannelState::Good),
         };
-        let lost = rng.random::<f64>() < loss_probability;
         if rng.random::<f64>() < leave_probability {
             self.state = other;
         }
-        lost
+        rng.random::<f64>() < loss_probability
     }
 }
 
