@@ -15,8 +15,11 @@
 //! - [`sched`]: which path carries the next packet.
 //! - [`reorder`]: receiver-side release policies.
 //! - [`tunnel`]: sender and receiver state machines tying the above together.
+//! - [`linkmodel`]: bottleneck models (CoDel, random loss, Mahimahi capacity traces) shared by
+//!   the simulator's links and a user-space link emulator.
 
 pub mod cc;
+pub mod linkmodel;
 pub mod path;
 pub mod reorder;
 pub mod sched;

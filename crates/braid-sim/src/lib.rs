@@ -2,7 +2,8 @@
 //! end-to-end TCP and UDP models over the topology of seed 000 (Figure 1).
 //!
 //! - [`engine`]: the event queue (time, then insertion order: stable tie-breaking).
-//! - [`link`]: drop-tail FIFO, serialisation at a rate, propagation delay.
+//! - [`link`]: random loss, a FIFO (drop-tail or CoDel), a constant rate or a Mahimahi
+//!   capacity trace, propagation delay.
 //! - [`tcp`]: the end-to-end TCP model (SACK, RACK-TLP, RTO, delayed ACKs, pacing).
 //! - [`udp`]: a greedy UDP source.
 //! - [`topology`]: server, proxy, paths and UE wired together; the tunnel endpoints.

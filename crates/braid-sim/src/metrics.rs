@@ -59,8 +59,12 @@ pub struct PathReport {
     pub mean_mbps: f64,
     pub srtt_ms_mean: f64,
     pub srtt_ms_max: f64,
-    /// Drops at this path's downlink bottleneck (drop-tail plus random loss).
+    /// Drops at this path's downlink bottleneck (drop-tail, CoDel and random loss).
     pub drops: u64,
+    /// Time packets served by the downlink bottleneck waited in its FIFO, ms (a packet finding
+    /// the link idle waited 0).
+    pub queue_delay_ms_mean: f64,
+    pub queue_delay_ms_max: f64,
     pub packets_sent: u64,
     /// Packets the tunnel sender's loss detection declared lost on this path.
     pub packets_lost_detected: u64,
@@ -71,9 +75,11 @@ pub struct PathReport {
 pub struct Drops {
     /// Tunnel scheduler queues (drop-tail).
     pub scheduler: u64,
-    /// Downlink bottleneck of each path, in path order.
+    /// Downlink bottleneck of each path, in path order: drop-tail, CoDel and random loss.
     pub bottleneck: Vec<u64>,
-    /// Uplink queue of each path.
+    /// Of those, the drops CoDel made, in path order.
+    pub bottleneck_aqm: Vec<u64>,
+    /// Uplink of each path: drop-tail, CoDel and random loss.
     pub uplink: Vec<u64>,
     /// Server link, both directions.
     pub server_link: u64,

@@ -2,17 +2,24 @@
 
 use std::time::{Duration, Instant as WallInstant};
 
+use braid_core::linkmodel::CoDelConfig;
 use braid_core::reorder::{ReorderConfig, ReorderKind};
 use braid_core::tunnel::TunnelConfig;
 
-use crate::link::LinkSpec;
+use crate::link::{Aqm, Capacity, LinkSpec, LinkSpecError};
 use crate::metrics::{Drops, E2eReport, PathReport, ReorderReport, Report, Series};
-use crate::scenario::{E2eKind, ReorderChoice, Scenario};
+use crate::scenario::{
+    AqmChoice, E2eKind, LossChoice, PathConfig, ReorderChoice, Scenario, ScenarioError, TraceFile,
+};
 use crate::tcp::{TcpConfig, TCP_IP_HEADER_BYTES};
 use crate::topology::{AppConfig, Outcome, World, WorldConfig};
 
 /// IPv4 + UDP header of a greedy UDP datagram.
 const UDP_IP_HEADER_BYTES: u32 = 28;
+/// The IP MTU of the paths. CoDel's MTU (its one-packet backlog allowance) is this plus the
+/// link-layer framing, as Linux's `codel` takes the device MTU plus its hard header
+/// (`psched_mtu`).
+const PATH_MTU_BYTES: u32 = 1500;
 
 /// Why a run produced no report.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -39,6 +46,10 @@ pub enum SimError {
     },
     #[error("invalid tunnel configuration: {0}")]
     Tunnel(#[from] braid_core::tunnel::TunnelConfigError),
+    #[error("invalid link {link}: {source}")]
+    Link { link: String, source: LinkSpecError },
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
 }
 
 /// The report and time series of one run.
@@ -56,14 +67,41 @@ fn ms(v: f64) -> Duration {
     Duration::from_secs_f64(v / 1e3)
 }
 
-fn link(rtt_ms: f64, rate_mbps: f64, buffer_pkts: u32, framing: u32, loss: f64) -> LinkSpec {
-    LinkSpec {
-        rate_bytes_per_s: mbps_to_bytes_per_s(rate_mbps),
-        delay_ns: (rtt_ms * 1e6 / 2.0).round() as u64,
-        buffer_pkts: buffer_pkts as usize,
+fn half_rtt_ns(rtt_ms: f64) -> u64 {
+    (rtt_ms * 1e6 / 2.0).round() as u64
+}
+
+/// One direction of a path as its scenario fields describe it.
+struct Direction<'a> {
+    rate_mbps: f64,
+    trace: Option<&'a TraceFile>,
+    trace_field: String,
+    buffer_pkts: u32,
+    aqm: AqmChoice,
+    loss: LossChoice,
+}
+
+fn path_link(p: &PathConfig, d: Direction<'_>, framing: u32) -> Result<LinkSpec, SimError> {
+    let capacity = match d.trace {
+        None => Capacity::Rate { bytes_per_s: mbps_to_bytes_per_s(d.rate_mbps) },
+        Some(trace) => Capacity::Trace(trace.get(&d.trace_field)?),
+    };
+    let aqm = match d.aqm {
+        AqmChoice::DropTail => Aqm::DropTail,
+        AqmChoice::CoDel => Aqm::CoDel(CoDelConfig {
+            target: ms(p.codel_target_ms),
+            interval: ms(p.codel_interval_ms),
+            mtu_bytes: PATH_MTU_BYTES + framing,
+        }),
+    };
+    Ok(LinkSpec {
+        capacity,
+        delay_ns: half_rtt_ns(p.rtt_ms),
+        buffer_pkts: d.buffer_pkts as usize,
         framing_bytes: framing,
-        loss,
-    }
+        aqm,
+        loss: d.loss.to_config(),
+    })
 }
 
 /// The tunnel configuration a scenario describes.
@@ -100,8 +138,9 @@ pub fn tunnel_config(s: &Scenario) -> TunnelConfig {
     }
 }
 
-/// The world a scenario describes; `baseline` drops the tunnel and keeps path 1 only.
-pub fn world_config(s: &Scenario, baseline: bool) -> WorldConfig {
+/// The world a scenario describes; `baseline` drops the tunnel and keeps path 1 only. Fails
+/// only if a trace file the scenario names was not loaded and cannot be read now.
+pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimError> {
     let framing = s.sim.framing_bytes;
     let sl = &s.server_link;
     let app = match s.e2e.kind {
@@ -129,35 +168,66 @@ pub fn world_config(s: &Scenario, baseline: bool) -> WorldConfig {
                 * s.e2e.udp_packet_bytes as u64,
         },
     };
-    WorldConfig {
-        server_downlink: link(sl.rtt_ms, sl.rate_mbps, sl.buffer_pkts, framing, 0.0),
-        server_uplink: link(sl.rtt_ms, sl.rate_mbps, sl.buffer_pkts, framing, 0.0),
+    let server_link = LinkSpec::constant_rate(
+        mbps_to_bytes_per_s(sl.rate_mbps),
+        half_rtt_ns(sl.rtt_ms),
+        sl.buffer_pkts as usize,
+        framing,
+    );
+    let mut paths = Vec::with_capacity(s.paths.len());
+    for (i, p) in s.paths.iter().enumerate() {
+        let down = Direction {
+            rate_mbps: p.rate_mbps,
+            trace: p.trace.as_ref(),
+            trace_field: format!("paths.{i}.trace"),
+            buffer_pkts: p.buffer_pkts,
+            aqm: p.aqm,
+            loss: p.loss,
+        };
+        let up = Direction {
+            rate_mbps: p.uplink_rate_mbps,
+            trace: p.uplink_trace.as_ref(),
+            trace_field: format!("paths.{i}.uplink_trace"),
+            buffer_pkts: p.uplink_buffer_pkts,
+            aqm: p.uplink_aqm,
+            loss: p.uplink_loss,
+        };
+        paths.push((path_link(p, down, framing)?, path_link(p, up, framing)?));
+    }
+    Ok(WorldConfig {
+        server_downlink: server_link.clone(),
+        server_uplink: server_link,
         path_names: s.paths.iter().map(|p| p.name.clone()).collect(),
-        paths: s
-            .paths
-            .iter()
-            .map(|p| {
-                (
-                    link(p.rtt_ms, p.rate_mbps, p.buffer_pkts, framing, p.loss),
-                    link(p.rtt_ms, p.uplink_rate_mbps, p.uplink_buffer_pkts, framing, 0.0),
-                )
-            })
-            .collect(),
+        paths,
         tunnel: (!baseline).then(|| tunnel_config(s)),
         app,
         seed: s.seed,
         max_time: Duration::from_secs_f64(s.sim.max_time_s),
         sample_interval: ms(s.sim.sample_interval_ms),
         bin: ms(s.sim.bin_ms),
+    })
+}
+
+/// Checks every link the world will build.
+fn validate_links(cfg: &WorldConfig) -> Result<(), SimError> {
+    let server = [("server downlink".to_string(), &cfg.server_downlink)];
+    let server_up = [("server uplink".to_string(), &cfg.server_uplink)];
+    let paths = cfg.paths.iter().zip(&cfg.path_names).flat_map(|((down, up), name)| {
+        [(format!("{name} downlink"), down), (format!("{name} uplink"), up)]
+    });
+    for (link, spec) in server.into_iter().chain(server_up).chain(paths) {
+        spec.validate().map_err(|source| SimError::Link { link, source })?;
     }
+    Ok(())
 }
 
 /// Runs a scenario (with the tunnel, or the single-path baseline).
 pub fn run(s: &Scenario, baseline: bool) -> Result<RunOutput, SimError> {
-    let cfg = world_config(s, baseline);
+    let cfg = world_config(s, baseline)?;
     if let Some(t) = &cfg.tunnel {
         t.validate()?;
     }
+    validate_links(&cfg)?;
     let wall = WallInstant::now();
     let out = World::new(&cfg).run();
     let wall_s = wall.elapsed().as_secs_f64();
@@ -215,6 +285,8 @@ fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f6
     let paths = (0..n)
         .map(|i| {
             let srtt = out.path_srtt_ms[i].mean_max();
+            let bottleneck = &out.path_downlink_stats[i];
+            let queue_delay = bottleneck.queue_delay_ms();
             PathReport {
                 name: cfg.path_names[i].clone(),
                 bytes: out.path_bytes[i],
@@ -227,6 +299,8 @@ fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f6
                 srtt_ms_mean: srtt.mean,
                 srtt_ms_max: srtt.max,
                 drops: out.path_drops[i],
+                queue_delay_ms_mean: queue_delay.mean,
+                queue_delay_ms_max: queue_delay.max,
                 packets_sent: out.path_sent_pkts[i],
                 packets_lost_detected: out.path_lost_pkts[i],
             }
@@ -239,6 +313,7 @@ fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f6
         drops: Drops {
             scheduler: out.account[0].sched_drops + out.account[1].sched_drops,
             bottleneck: out.path_drops.clone(),
+            bottleneck_aqm: out.path_downlink_stats.iter().map(|l| l.aqm_drops).collect(),
             uplink: out.uplink_drops.clone(),
             server_link: out.server_link_drops,
             reorder: out.account[0].reorder_drops + out.account[1].reorder_drops,

@@ -18,11 +18,11 @@ use std::time::Duration;
 use braid_core::cc::CcAlgorithm;
 use braid_core::tunnel::{TunnelConfig, TunnelReceiver, TunnelSender};
 use braid_core::Instant;
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::engine::{Event, EventQueue};
-use crate::link::{Enqueue, Link, LinkSpec};
+use crate::link::{Enqueue, Link, LinkSpec, LinkStats};
 use crate::metrics::{PathSample, Series, Stat, TraceRow};
 use crate::packet::{Packet, PacketPool, Payload, PktId};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
@@ -119,6 +119,8 @@ pub struct Outcome {
     pub path_frame_bytes: Vec<u64>,
     pub path_drops: Vec<u64>,
     pub uplink_drops: Vec<u64>,
+    /// Counters of each path's downlink bottleneck.
+    pub path_downlink_stats: Vec<LinkStats>,
     pub server_link_drops: u64,
     pub path_srtt_ms: Vec<Stat>,
     pub path_sent_pkts: Vec<u64>,
@@ -178,11 +180,12 @@ fn path_ul(i: usize) -> usize {
 impl World {
     pub fn new(cfg: &WorldConfig) -> Self {
         let n_paths = if cfg.tunnel.is_some() { cfg.paths.len() } else { 1 };
-        let mut links = vec![Link::new(cfg.server_downlink), Link::new(cfg.server_uplink)];
+        let mut links =
+            vec![Link::new(cfg.server_downlink.clone()), Link::new(cfg.server_uplink.clone())];
         let mut hops = vec![Hop::ProxyFromServer, Hop::Server];
         for (i, (dl, ul)) in cfg.paths.iter().take(n_paths).enumerate() {
-            links.push(Link::new(*dl));
-            links.push(Link::new(*ul));
+            links.push(Link::new(dl.clone()));
+            links.push(Link::new(ul.clone()));
             hops.push(Hop::Ue(i));
             hops.push(Hop::ProxyFromUe(i));
         }
@@ -274,11 +277,9 @@ impl World {
     // ---- links ----
 
     fn send(&mut self, link: usize, id: PktId) {
-        let l = &self.links[link];
         let ip_len = self.pool.get(id).ip_len(self.tunnel_header_bytes());
-        let lost = l.spec.loss > 0.0 && self.rng.random::<f64>() < l.spec.loss;
         self.simulated_packets += 1;
-        match self.links[link].enqueue(self.now, id, ip_len, lost) {
+        match self.links[link].enqueue(self.now, id, ip_len, &mut self.rng) {
             Enqueue::Started(done) => self.events.schedule(done, Event::TxDone(link as u16)),
             Enqueue::Queued => {}
             Enqueue::DroppedBuffer | Enqueue::DroppedLoss => {
@@ -289,6 +290,9 @@ impl World {
 
     fn on_tx_done(&mut self, link: usize) {
         let (next, arrival) = self.links[link].tx_done(self.now);
+        while let Some(dropped) = self.links[link].pop_aqm_drop() {
+            self.drop_packet(dropped, |a| &mut a.link_drops);
+        }
         if let Some(t) = next {
             self.events.schedule(t, Event::TxDone(link as u16));
         }
@@ -672,22 +676,13 @@ impl World {
             simulated_packets: self.simulated_packets,
             path_bytes: self.path_bytes.clone(),
             path_frame_bytes: (0..n).map(|i| self.links[path_dl(i)].stats.tx_bytes).collect(),
-            path_drops: (0..n)
-                .map(|i| {
-                    self.links[path_dl(i)].stats.buffer_drops
-                        + self.links[path_dl(i)].stats.loss_drops
-                })
-                .collect(),
-            uplink_drops: (0..n)
-                .map(|i| {
-                    self.links[path_ul(i)].stats.buffer_drops
-                        + self.links[path_ul(i)].stats.loss_drops
-                })
-                .collect(),
+            path_drops: (0..n).map(|i| self.links[path_dl(i)].stats.drops()).collect(),
+            uplink_drops: (0..n).map(|i| self.links[path_ul(i)].stats.drops()).collect(),
             server_link_drops: [SERVER_DL, SERVER_UL]
                 .iter()
-                .map(|&l| self.links[l].stats.buffer_drops + self.links[l].stats.loss_drops)
+                .map(|&l| self.links[l].stats.drops())
                 .sum(),
+            path_downlink_stats: (0..n).map(|i| self.links[path_dl(i)].stats).collect(),
             path_srtt_ms: self.path_srtt_ms.clone(),
             path_sent_pkts: (0..n)
                 .map(|i| {

@@ -1,5 +1,9 @@
 //! Sanity against physics: what the links can carry bounds what the simulator reports.
 
+use std::sync::Arc;
+
+use braid_core::linkmodel::MahimahiTrace;
+use braid_sim::scenario::TraceFile;
 use braid_sim::{run, Scenario};
 
 fn scenario(overrides: &[&str]) -> Scenario {
@@ -70,5 +74,107 @@ fn no_run_exceeds_the_sum_of_path_capacities() {
                 p.mean_mbps
             );
         }
+    }
+}
+
+/// A scenario whose path 1 downlink follows a constant trace of `per_ms` opportunities per
+/// millisecond, with greedy UDP well above that rate.
+fn constant_trace_scenario(per_ms: usize, extra: &[&str]) -> Scenario {
+    let mut o = vec!["e2e.kind=udp", "e2e.udp_rate_mbps=100", "e2e.bytes=20000000"];
+    o.extend_from_slice(extra);
+    let mut s = scenario(&o);
+    let trace = MahimahiTrace::from_opportunities_ms(vec![1; per_ms]).expect("valid trace");
+    s.paths[0].trace = Some(TraceFile::with_trace("constant", Arc::new(trace)));
+    s
+}
+
+/// One opportunity carries 1500 bytes of frame, so a trace with N opportunities every
+/// millisecond carries N * 1500 * 8 / 1 ms = N * 12 Mbit/s of wire rate, framing included.
+/// Without the tunnel, UDP at 100 Mbit/s keeps the bottleneck FIFO full from the first packet
+/// (10 ms, the server link's delay) until the source stops; the DLCT adds the server link and
+/// path delays (20 ms) to a run of at least 1.6 s, so the mean wire rate over the DLCT is at
+/// least 98% of the trace's.
+#[test]
+fn a_constant_trace_of_n_opportunities_per_ms_carries_n_times_12_mbps() {
+    for n in [1, 2, 4] {
+        let capacity = 12.0 * n as f64;
+        let r = run(&constant_trace_scenario(n, &[]), true).expect("baseline runs").report;
+        let wire = r.paths[0].mean_mbps;
+        assert!(
+            wire >= 0.98 * capacity && wire <= capacity + 1e-9,
+            "{n} per ms: {wire:.3} Mbit/s on a {capacity} Mbit/s trace"
+        );
+        println!("{n} opportunities/ms: baseline wire rate {wire:.3} of {capacity} Mbit/s");
+        // Through the tunnel (one path, BBR) the same trace bounds the rate too.
+        let s = constant_trace_scenario(n, &["paths=[{ name = \"wifi\" }]"]);
+        let r = run(&s, false).expect("tunnel runs").report;
+        let wire = r.paths[0].mean_mbps;
+        assert!(
+            wire >= 0.9 * capacity && wire <= capacity + 1e-9,
+            "{n} per ms through the tunnel: {wire:.3} Mbit/s on a {capacity} Mbit/s trace"
+        );
+        println!("{n} opportunities/ms: tunnel wire rate {wire:.3} of {capacity} Mbit/s");
+    }
+}
+
+/// CoDel (RFC 8289) keeps the standing queue near its 5 ms target. A greedy Cubic download
+/// over one 50 Mbit/s path with a 500-packet FIFO (121 ms when full) fills the drop-tail FIFO;
+/// with CDL1 the mean sojourn stays within a few ms of the target.
+#[test]
+fn cdl1_keeps_the_bottleneck_sojourn_near_5_ms() {
+    let mut delays = Vec::new();
+    for key in ["CDL0", "CDL1"] {
+        let s = scenario(&[&format!("keys={key}"), "e2e.bytes=60000000"]);
+        let r = run(&s, true).expect("baseline runs").report;
+        let p = &r.paths[0];
+        println!(
+            "{key}: bottleneck queue delay mean {:.2} ms max {:.1} ms, drops {} (CoDel {}), \
+             goodput {:.2} Mbit/s",
+            p.queue_delay_ms_mean,
+            p.queue_delay_ms_max,
+            p.drops,
+            r.drops.bottleneck_aqm[0],
+            r.goodput_mbps
+        );
+        delays.push((p.queue_delay_ms_mean, r.drops.bottleneck_aqm[0], r.goodput_mbps));
+    }
+    let (droptail, codel) = (delays[0], delays[1]);
+    assert!(droptail.0 > 30.0, "drop-tail mean sojourn {:.2} ms", droptail.0);
+    assert_eq!(droptail.1, 0, "no CoDel drops without CoDel");
+    assert!((1.0..=10.0).contains(&codel.0), "CoDel mean sojourn {:.2} ms", codel.0);
+    assert!(codel.1 > 0, "CoDel never dropped");
+    // Controlling delay does not starve the link: Cubic still fills most of it.
+    assert!(codel.2 > 40.0, "goodput {:.2} Mbit/s under CoDel", codel.2);
+}
+
+/// CDL1 on the default two-path tunnel parses, runs, and passes the accounting check.
+#[test]
+fn cdl1_runs_over_the_tunnel() {
+    for tunnel_cc in ["bbr", "newreno"] {
+        let s =
+            scenario(&["keys=SHORT+CDL1", "e2e.bytes=20000000", &format!("tunnel.cc={tunnel_cc}")]);
+        assert_eq!(s.keys, ["SHORT", "CDL1"]);
+        let r = run(&s, false).expect("CDL1 runs").report;
+        assert_eq!(r.e2e.bytes_delivered, 20_000_000);
+        for (i, p) in r.paths.iter().enumerate() {
+            assert!(r.drops.bottleneck_aqm[i] <= p.drops);
+            println!(
+                "CDL1 {tunnel_cc}: {} queue delay mean {:.2} ms max {:.1} ms, CoDel drops {}",
+                p.name, p.queue_delay_ms_mean, p.queue_delay_ms_max, r.drops.bottleneck_aqm[i]
+            );
+        }
+    }
+}
+
+/// The shipped trace scenario loads its traces relative to its own directory and runs; no path
+/// carries more than its trace's highest rate level (45 and 24 Mbit/s, traces/README.md).
+#[test]
+fn the_trace_scenario_runs() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/traces.toml");
+    let s = Scenario::load(file, &["e2e.bytes=10000000".to_string()]).expect("loads");
+    let r = run(&s, false).expect("runs").report;
+    assert_eq!(r.e2e.bytes_delivered, 10_000_000);
+    for (p, peak) in r.paths.iter().zip([45.0, 24.0]) {
+        assert!(p.mean_mbps <= peak, "{} at {:.2} Mbit/s", p.name, p.mean_mbps);
     }
 }

@@ -18,8 +18,8 @@ use serde::{Deserialize, Serializer};
 use toml::{Table, Value};
 
 use super::{
-    E2eConfig, E2eKind, LinkConfig, PathConfig, ReorderChoice, Scenario, ScenarioError, SimConfig,
-    TunnelConfig,
+    AqmChoice, E2eConfig, E2eKind, LinkConfig, PathConfig, ReorderChoice, Scenario, ScenarioError,
+    SimConfig, TunnelConfig,
 };
 
 /// Enums that configs spell by name.
@@ -36,7 +36,7 @@ macro_rules! named {
         }
     )*};
 }
-named!(TunnelCc, CcAlgorithm, SchedulerKind, ReorderChoice, E2eKind, Reliability);
+named!(TunnelCc, CcAlgorithm, SchedulerKind, ReorderChoice, E2eKind, Reliability, AqmChoice);
 
 /// `deserialize_with` for a named enum: a string parsed with the type's `FromStr`, whose error
 /// lists the allowed names.

@@ -35,6 +35,10 @@ pub enum ScenarioError {
     #[error("{field} = {value}: {allowed}")]
     InvalidValue { field: String, value: String, allowed: String },
 
+    /// A trace file named by `field` could not be read or is not a valid Mahimahi trace.
+    #[error("{field}: trace file {}: {message}", path.display())]
+    Trace { field: String, path: PathBuf, message: String },
+
     /// A scenario key that Table 2 does not define.
     #[error("unknown scenario key {key:?}; expected one of: {allowed}")]
     UnknownKey { key: String, allowed: String },

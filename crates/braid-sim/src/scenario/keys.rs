@@ -12,7 +12,9 @@
 //! | ASYM0 / ASYM40 / ASYM200 | 0.5n | 0.5n | 0.5n + 0 / 40 / 200 |
 //!
 //! BUF250 / BUF500 / BUF1000 set the bottleneck buffer of both paths (`buffer_pkts`);
-//! CDL0 / CDL1 turn CoDel off / on at both bottlenecks.
+//! CDL0 / CDL1 turn CoDel off / on at both bottlenecks (`aqm = "droptail"` / `"codel"` on
+//! every path's downlink, with the path's `codel_target_ms` and `codel_interval_ms`, RFC 8289's
+//! 5 and 100 ms by default; seed 000 enabled Linux's `codel` qdisc with its defaults).
 //!
 //! Keys are applied by group, RTT then placement then buffer then AQM, whatever the order they
 //! were written in, so SHORT+NEAR places the proxy on SHORT's 40 ms. Each group takes at most
@@ -23,7 +25,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{Scenario, ScenarioError};
+use super::{AqmChoice, Scenario, ScenarioError};
 
 /// Largest n a placement key accepts, ms: two links at the validated maximum RTT.
 const MAX_E2E_RTT_MS: f64 = 20_000.0;
@@ -115,12 +117,8 @@ impl ScenarioKey {
             Buf250 => Self::set_buffers(scenario, 250),
             Buf500 => Self::set_buffers(scenario, 500),
             Buf1000 => Self::set_buffers(scenario, 1000),
-            Cdl0 => Ok(()),
-            Cdl1 => Err(ScenarioError::KeyNotApplicable {
-                key: self.as_str(),
-                reason: "CoDel is not available yet (it arrives with the algorithm catalogue)"
-                    .to_string(),
-            }),
+            Cdl0 => Self::set_aqm(scenario, AqmChoice::DropTail),
+            Cdl1 => Self::set_aqm(scenario, AqmChoice::CoDel),
         }
     }
 
@@ -177,6 +175,14 @@ impl ScenarioKey {
     fn set_buffers(s: &mut Scenario, pkts: u32) -> Result<(), ScenarioError> {
         for path in &mut s.paths {
             path.buffer_pkts = pkts;
+        }
+        Ok(())
+    }
+
+    /// The queue discipline of every path's downlink bottleneck.
+    fn set_aqm(s: &mut Scenario, aqm: AqmChoice) -> Result<(), ScenarioError> {
+        for path in &mut s.paths {
+            path.aqm = aqm;
         }
         Ok(())
     }
@@ -284,7 +290,7 @@ mod tests {
     }
 
     #[test]
-    fn buffer_keys_set_both_paths_and_cdl0_is_a_no_op() {
+    fn buffer_keys_set_both_paths_and_cdl0_keeps_the_default_drop_tail() {
         let s = with_keys(&["BUF250", "CDL0"]).unwrap();
         assert!(s.paths.iter().all(|p| p.buffer_pkts == 250));
         let s = with_keys(&["BUF1000"]).unwrap();
@@ -344,9 +350,21 @@ mod tests {
     }
 
     #[test]
-    fn cdl1_is_refused_until_codel_exists() {
-        let err = with_keys(&["CDL1"]).unwrap_err();
-        assert!(err.to_string().contains("CoDel is not available yet"), "{err}");
+    fn cdl1_turns_codel_on_at_every_downlink_and_cdl0_off() {
+        let s = with_keys(&["CDL1"]).unwrap();
+        assert!(s.paths.iter().all(|p| p.aqm == AqmChoice::CoDel), "{:?}", s.paths);
+        assert!(s.paths.iter().all(|p| p.uplink_aqm == AqmChoice::DropTail));
+        let mut s = Scenario::default();
+        s.paths[0].aqm = AqmChoice::CoDel;
+        s.keys = vec!["CDL0".into()];
+        apply(&mut s).unwrap();
+        assert!(s.paths.iter().all(|p| p.aqm == AqmChoice::DropTail));
+        // One path is enough for an AQM key.
+        let mut s = Scenario::default();
+        s.paths.truncate(1);
+        s.keys = vec!["CDL1".into()];
+        apply(&mut s).unwrap();
+        assert_eq!(s.paths[0].aqm, AqmChoice::CoDel);
     }
 
     #[test]

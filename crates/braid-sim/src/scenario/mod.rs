@@ -14,8 +14,10 @@
 //! 2. apply each `--set dotted.key=value` override in order ([`overrides`]);
 //! 3. deserialize with `deny_unknown_fields`, reporting the full dotted key of any unknown field,
 //!    wrong type or unknown algorithm name;
-//! 4. [`Scenario::resolved`]: validate, apply the Table 2 scenario keys ([`keys`]) in their
-//!    canonical order (RTT, placement, buffer, AQM), validate again.
+//! 4. join relative trace paths (`paths.N.trace`, `paths.N.uplink_trace`) to the scenario
+//!    file's directory, when loading a file;
+//! 5. [`Scenario::resolved`]: validate, apply the Table 2 scenario keys ([`keys`]) in their
+//!    canonical order (RTT, placement, buffer, AQM), validate again, read the trace files.
 //!
 //! Keys are applied after overrides, so a key wins over an override of the fields it sets, and
 //! placement keys split the E2E RTT `server_link.rtt_ms + paths.0.rtt_ms` as overridden.
@@ -26,6 +28,7 @@
 mod de;
 pub mod error;
 pub mod keys;
+pub mod linkmodel;
 pub mod overrides;
 mod validate;
 
@@ -41,6 +44,7 @@ use serde::{Deserialize, Serialize};
 
 pub use error::ScenarioError;
 pub use keys::ScenarioKey;
+pub use linkmodel::{AqmChoice, LossChoice, TraceFile};
 
 /// Outer IPv4 header, bytes (RFC 791, no options).
 const IPV4_HEADER_BYTES: u32 = 20;
@@ -103,7 +107,9 @@ impl Default for LinkConfig {
 }
 
 /// One tunnel path between the proxy and the UE. The downlink (proxy to UE) has the bottleneck
-/// buffer of the access point or cell tower; the uplink carries feedback and E2E ACKs.
+/// buffer of the access point or cell tower; the uplink carries feedback and E2E ACKs. Each
+/// direction has a queue discipline, random loss and a capacity (a rate, or a Mahimahi trace);
+/// see [`linkmodel`] for how they are written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PathConfig {
@@ -111,18 +117,39 @@ pub struct PathConfig {
     pub name: String,
     /// Round-trip propagation delay, ms. Table 1: path 1 20 ms, path 2 40 ms.
     pub rtt_ms: f64,
-    /// Downlink bottleneck rate, Mbit/s. Table 1: 50 Mbps.
+    /// Downlink bottleneck rate, Mbit/s. Table 1: 50 Mbps. Unused when `trace` is set.
     pub rate_mbps: f64,
     /// Downlink bottleneck FIFO, packets. Table 1: MAC buffer 500 pkt (the BDP at 100 ms).
     pub buffer_pkts: u32,
     /// Scheduler cost; CPF prefers the lowest (seed 000 section 2.3: WiFi before cellular).
     pub cost: u32,
     /// Uplink rate, Mbit/s. Table 1 gives one bandwidth per path; we use it in both directions.
+    /// Unused when `uplink_trace` is set.
     pub uplink_rate_mbps: f64,
     /// Uplink FIFO, packets; same as the downlink buffer.
     pub uplink_buffer_pkts: u32,
-    /// Bernoulli drop probability at the downlink bottleneck. Table 1: drop rate 0%.
-    pub loss: f64,
+    /// Random loss at the downlink bottleneck, on entry. Table 1: drop rate 0%.
+    pub loss: LossChoice,
+    /// Downlink queue discipline. Table 1 has none (drop-tail); Table 2's CDL1 sets CoDel on
+    /// every path.
+    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
+    pub aqm: AqmChoice,
+    /// CoDel TARGET for this path (either direction), ms. RFC 8289 section 4.4: 5 ms.
+    pub codel_target_ms: f64,
+    /// CoDel INTERVAL for this path (either direction), ms. RFC 8289 section 4.3: 100 ms.
+    pub codel_interval_ms: f64,
+    /// Mahimahi trace driving the downlink capacity instead of `rate_mbps`; a relative path is
+    /// relative to the scenario file's directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceFile>,
+    /// Random loss on the uplink. Our choice: none.
+    pub uplink_loss: LossChoice,
+    /// Uplink queue discipline. Our choice: drop-tail (CDL keys leave it alone).
+    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
+    pub uplink_aqm: AqmChoice,
+    /// Mahimahi trace driving the uplink capacity instead of `uplink_rate_mbps`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uplink_trace: Option<TraceFile>,
 }
 
 impl Default for PathConfig {
@@ -136,7 +163,14 @@ impl Default for PathConfig {
             cost: 1,
             uplink_rate_mbps: 50.0,
             uplink_buffer_pkts: 500,
-            loss: 0.0,
+            loss: LossChoice::None,
+            aqm: AqmChoice::DropTail,
+            codel_target_ms: 5.0,
+            codel_interval_ms: 100.0,
+            trace: None,
+            uplink_loss: LossChoice::None,
+            uplink_aqm: AqmChoice::DropTail,
+            uplink_trace: None,
         }
     }
 }
@@ -404,16 +438,44 @@ impl Scenario {
         for spec in overrides {
             overrides::apply(&mut table, spec)?;
         }
-        de::scenario_from_table(table)?.resolved()
+        let mut scenario = de::scenario_from_table(table)?;
+        if let Some(dir) = file.and_then(Path::parent) {
+            scenario.rebase_traces(dir);
+        }
+        scenario.resolved()
     }
 
-    /// Validates, applies the scenario keys, and validates the result. Use this after building
-    /// or editing a scenario in code; the loaders call it.
+    /// Validates, applies the scenario keys, validates the result and reads the trace files it
+    /// names. Use this after building or editing a scenario in code; the loaders call it.
     pub fn resolved(mut self) -> Result<Scenario, ScenarioError> {
         self.validate()?;
         keys::apply(&mut self)?;
         self.validate()?;
+        self.load_traces()?;
         Ok(self)
+    }
+
+    /// Every trace file the paths name, with its dotted field.
+    fn trace_files_mut(&mut self) -> impl Iterator<Item = (String, &mut TraceFile)> {
+        self.paths.iter_mut().enumerate().flat_map(|(i, p)| {
+            let down = p.trace.as_mut().map(|t| (format!("paths.{i}.trace"), t));
+            let up = p.uplink_trace.as_mut().map(|t| (format!("paths.{i}.uplink_trace"), t));
+            down.into_iter().chain(up)
+        })
+    }
+
+    /// Joins relative trace paths to `dir` (the scenario file's directory).
+    fn rebase_traces(&mut self, dir: &Path) {
+        for (_, trace) in self.trace_files_mut() {
+            trace.rebase(dir);
+        }
+    }
+
+    fn load_traces(&mut self) -> Result<(), ScenarioError> {
+        for (field, trace) in self.trace_files_mut() {
+            trace.load(&field)?;
+        }
+        Ok(())
     }
 
     /// Checks every field against its allowed range; the error names the first offending field

@@ -27,7 +27,10 @@ fn defaults_are_table_1() {
     assert_eq!((wifi.name.as_str(), wifi.rtt_ms, wifi.cost), ("wifi", 20.0, 1));
     assert_eq!((cell.name.as_str(), cell.rtt_ms, cell.cost), ("cellular", 40.0, 2));
     for p in &s.paths {
-        assert_eq!((p.rate_mbps, p.buffer_pkts, p.loss), (50.0, 500, 0.0));
+        assert_eq!((p.rate_mbps, p.buffer_pkts, p.loss), (50.0, 500, LossChoice::None));
+        assert_eq!((p.aqm, p.uplink_aqm), (AqmChoice::DropTail, AqmChoice::DropTail));
+        assert_eq!((p.codel_target_ms, p.codel_interval_ms), (5.0, 100.0));
+        assert_eq!((p.trace.as_ref(), p.uplink_trace.as_ref()), (None, None));
         assert_eq!((p.uplink_rate_mbps, p.uplink_buffer_pkts), (50.0, 500));
     }
     let t = &s.tunnel;
@@ -138,7 +141,7 @@ fn overrides_on_nested_fields_and_array_indices() {
         ],
     )
     .unwrap();
-    assert_eq!((s.paths[1].rtt_ms, s.paths[0].loss), (60.0, 0.01));
+    assert_eq!((s.paths[1].rtt_ms, s.paths[0].loss), (60.0, LossChoice::Bernoulli { p: 0.01 }));
     assert_eq!((s.tunnel.cc, s.tunnel.reorder), (TunnelCc::Ccid2, ReorderChoice::Static));
     assert_eq!((s.e2e.udp_rate_mbps, s.e2e.delayed_ack), (Some(80.0), false));
     assert_eq!((s.sim.bin_ms, s.seed), (50.0, 7));
@@ -231,14 +234,91 @@ fn wrong_types_name_the_field() {
 }
 
 #[test]
-fn unknown_key_and_cdl1_are_errors() {
+fn unknown_key_is_an_error_and_cdl1_sets_codel() {
     let err = load("keys = \"SHORT+FAR\"", &[]).unwrap_err();
     assert!(
         err.to_string().contains("unknown scenario key \"FAR\"; expected one of: SHORT, LONG"),
         "{err}"
     );
-    let err = load("", &["keys=CDL1"]).unwrap_err();
-    assert!(err.to_string().contains("CoDel is not available yet"), "{err}");
+    let s = load("", &["keys=CDL1"]).unwrap();
+    assert!(s.paths.iter().all(|p| p.aqm == AqmChoice::CoDel));
+    // The key wins over an override of the field it sets.
+    let s = load("", &["paths.0.aqm=codel", "keys=CDL0"]).unwrap();
+    assert_eq!(s.paths[0].aqm, AqmChoice::DropTail);
+}
+
+#[test]
+fn link_model_fields_load_from_files_and_overrides() {
+    let s = load(
+        "[[paths]]\nname = \"a\"\naqm = \"codel\"\ncodel_target_ms = 10\n\
+         loss = { model = \"gilbert_elliott\", p = 0.01, r = 0.25 }\n\
+         uplink_loss = 0.002\nuplink_aqm = \"codel\"\n",
+        &[],
+    )
+    .unwrap();
+    let p = &s.paths[0];
+    assert_eq!(
+        (p.aqm, p.uplink_aqm, p.codel_target_ms),
+        (AqmChoice::CoDel, AqmChoice::CoDel, 10.0)
+    );
+    assert_eq!(p.loss, LossChoice::GilbertElliott { p: 0.01, r: 0.25, h: 0.0, k: 1.0 });
+    assert_eq!(p.uplink_loss, LossChoice::Bernoulli { p: 0.002 });
+    let s = load(
+        "",
+        &[
+            "paths.1.loss={ model = \"gilbert_elliott\", p = 0.05, r = 0.5, h = 0.1, k = 0.99 }",
+            "paths.0.loss.model=bernoulli",
+            "paths.0.loss.p=0.03",
+        ],
+    )
+    .unwrap();
+    assert_eq!(s.paths[1].loss, LossChoice::GilbertElliott { p: 0.05, r: 0.5, h: 0.1, k: 0.99 });
+    assert_eq!(s.paths[0].loss, LossChoice::Bernoulli { p: 0.03 });
+}
+
+#[test]
+fn link_model_errors_name_the_field() {
+    let err = load("", &["paths.0.aqm=red"]).unwrap_err();
+    assert!(
+        err.to_string().starts_with("paths.0.aqm: unknown queue discipline \"red\"")
+            && err.to_string().ends_with("expected one of: droptail, codel"),
+        "{err}"
+    );
+    let err = load("", &["paths.1.loss={ model = \"bernoulli\", q = 1 }"]).unwrap_err();
+    assert!(err.to_string().starts_with("paths.1.loss: unknown field `q`"), "{err}");
+    let err = load("", &["paths.0.loss.r=0.5"]).unwrap_err();
+    assert!(err.to_string().starts_with("paths.0.loss: unknown field `r`"), "{err}");
+    let err =
+        load("", &["paths.0.loss={ model = \"gilbert_elliott\", p = 0.1, r = 2 }"]).unwrap_err();
+    assert_eq!(err.to_string(), "paths.0.loss.r = 2: must be in (0, 1]");
+    let err = load("", &["paths.0.trace="]).unwrap_err();
+    assert!(err.to_string().starts_with("paths.0.trace: a trace file path must not be empty"));
+    let err = load("", &["paths.1.uplink_trace=/nonexistent/braid.mahi"]).unwrap_err();
+    assert!(
+        err.to_string().starts_with("paths.1.uplink_trace: trace file /nonexistent/braid.mahi: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn trace_paths_are_relative_to_the_scenario_file() {
+    let dir = std::env::temp_dir().join(format!("braid-scenario-trace-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("link.mahi"), "1\n2\n2\n").unwrap();
+    let file = dir.join("sub/s.toml");
+    std::fs::write(&file, "[[paths]]\nname = \"a\"\ntrace = \"../link.mahi\"\n").unwrap();
+    let s = Scenario::load(&file, &[]).unwrap();
+    let trace = s.paths[0].trace.as_ref().unwrap();
+    assert!(trace.path().is_absolute(), "{trace:?}");
+    assert_eq!(trace.trace().unwrap().opportunities_per_period(), 3);
+    // Written out and loaded from another directory, it still names the same file.
+    let elsewhere = dir.join("copy.toml");
+    std::fs::write(&elsewhere, s.to_toml_string().unwrap()).unwrap();
+    assert_eq!(Scenario::load(&elsewhere, &[]).unwrap(), s);
+    // An override is relative to the scenario file too.
+    let s = Scenario::load(&file, &["paths.0.uplink_trace=../link.mahi".into()]).unwrap();
+    assert_eq!(s.paths[0].uplink_trace.as_ref().unwrap().trace().unwrap().period_ms(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -289,6 +369,7 @@ fn to_toml_string_round_trips() {
         &[],
         &["keys=SHORT+NEAR+BUF250"],
         &["keys=LONG+DIST", "paths.1.loss=0.001", "e2e.udp_rate_mbps=33.3"],
+        &["keys=CDL1", "paths.0.uplink_loss={ model = \"gilbert_elliott\", p = 0.1, r = 0.2 }"],
         &["server_link.rtt_ms=13.7", "paths.0.rtt_ms=51.3", "keys=DIST+CDL0"],
         &["server_link.rtt_ms=0.1", "paths.0.rtt_ms=0.2", "keys=NEAR"],
         &["tunnel.cc=ccid2", "tunnel.reorder=none", "e2e.kind=udp", "seed=9223372036854775807"],
@@ -311,7 +392,7 @@ proptest! {
 
     #[test]
     fn structured_overrides_never_panic(
-        key in "(keys|seed|paths|paths\\.[0-9]|paths\\.[0-9]\\.(rtt_ms|name|loss)|tunnel\\.(cc|reorder)|e2e|sim\\.bin_ms|x)(\\.[a-z0-9]{0,3}){0,2}",
+        key in "(keys|seed|paths|paths\\.[0-9]|paths\\.[0-9]\\.(rtt_ms|name|loss|aqm|trace|codel_target_ms)|tunnel\\.(cc|reorder)|e2e|sim\\.bin_ms|x)(\\.[a-z0-9]{0,3}){0,2}",
         value in "(-?[0-9]{1,25}(\\.[0-9]*)?(e[0-9]{1,3})?|nan|-inf|inf|true|\"[a-z+]{0,8}\"|\\[[0-9, ]{0,6}\\]|\\{[a-z= 0-9]{0,8}\\}|[A-Z+]{0,12})",
     ) {
         let _ = Scenario::from_toml_str("", &[format!("{key}={value}")]);

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
 use super::{
-    E2eConfig, LinkConfig, PathConfig, ReorderChoice, Scenario, ScenarioError, SimConfig,
-    TunnelConfig,
+    E2eConfig, LinkConfig, LossChoice, PathConfig, ReorderChoice, Scenario, ScenarioError,
+    SimConfig, TunnelConfig,
 };
 
 /// Propagation RTTs, ms.
@@ -18,6 +18,14 @@ const RATE_MBPS: F64Range = F64Range::open_closed(0.0, 100_000.0);
 const QUEUE_PKTS: RangeInclusive<u64> = 1..=1_000_000;
 /// Margins, waits and timers, ms.
 const WAIT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
+/// CoDel's INTERVAL, ms: a round trip, from a LAN's to a satellite's.
+const CODEL_INTERVAL_MS: F64Range = F64Range::open_closed(0.0, 10_000.0);
+/// A probability.
+const PROBABILITY: F64Range = F64Range::closed(0.0, 1.0);
+/// A probability that cannot be 1 (a path that loses everything never completes a download).
+const LOSS_PROBABILITY: F64Range = F64Range { lo: 0.0, lo_closed: true, hi: 1.0, hi_closed: false };
+/// A probability that cannot be 0 (the chain must leave Bad, Good must deliver).
+const LEAVING_PROBABILITY: F64Range = F64Range::open_closed(0.0, 1.0);
 const MAX_PATHS: usize = 8;
 /// TOML integers are signed 64-bit, so larger seeds could not be written back out.
 const MAX_SEED: u64 = i64::MAX as u64;
@@ -127,8 +135,38 @@ fn path(prefix: &str, p: &PathConfig) -> Result<(), ScenarioError> {
     int(&format!("{prefix}.buffer_pkts"), p.buffer_pkts, QUEUE_PKTS)?;
     float(&format!("{prefix}.uplink_rate_mbps"), p.uplink_rate_mbps, RATE_MBPS)?;
     int(&format!("{prefix}.uplink_buffer_pkts"), p.uplink_buffer_pkts, QUEUE_PKTS)?;
-    let loss = F64Range { lo: 0.0, lo_closed: true, hi: 1.0, hi_closed: false };
-    float(&format!("{prefix}.loss"), p.loss, loss)
+    loss(&format!("{prefix}.loss"), &p.loss)?;
+    loss(&format!("{prefix}.uplink_loss"), &p.uplink_loss)?;
+    codel(prefix, p)
+}
+
+/// Each loss parameter; Bernoulli `p < 1`, Gilbert-Elliott `r > 0` and `k > 0`, so that a
+/// path cannot lose every packet for ever.
+fn loss(prefix: &str, l: &LossChoice) -> Result<(), ScenarioError> {
+    match *l {
+        LossChoice::None => Ok(()),
+        LossChoice::Bernoulli { p } => float(&format!("{prefix}.p"), p, LOSS_PROBABILITY),
+        LossChoice::GilbertElliott { p, r, h, k } => {
+            float(&format!("{prefix}.p"), p, PROBABILITY)?;
+            float(&format!("{prefix}.r"), r, LEAVING_PROBABILITY)?;
+            float(&format!("{prefix}.h"), h, PROBABILITY)?;
+            float(&format!("{prefix}.k"), k, LEAVING_PROBABILITY)
+        }
+    }
+}
+
+/// CoDel's INTERVAL, then TARGET within it (RFC 8289 section 4.4 puts TARGET at 5-10% of it).
+fn codel(prefix: &str, p: &PathConfig) -> Result<(), ScenarioError> {
+    let interval = p.codel_interval_ms;
+    float(&format!("{prefix}.codel_interval_ms"), interval, CODEL_INTERVAL_MS)?;
+    if !(p.codel_target_ms > 0.0 && p.codel_target_ms <= interval) {
+        return Err(ScenarioError::invalid(
+            format!("{prefix}.codel_target_ms"),
+            p.codel_target_ms,
+            format!("must be in (0, {interval}] (at most {prefix}.codel_interval_ms)"),
+        ));
+    }
+    Ok(())
 }
 
 fn tunnel(t: &TunnelConfig) -> Result<(), ScenarioError> {
@@ -200,7 +238,10 @@ mod tests {
             err_of(|s| s.server_link.rtt_ms = f64::NAN),
             "server_link.rtt_ms = NaN: must be in [0, 10000]"
         );
-        assert!(err_of(|s| s.paths[0].loss = f64::NAN).starts_with("paths.0.loss = NaN"));
+        assert!(err_of(|s| s.paths[0].loss = LossChoice::Bernoulli { p: f64::NAN })
+            .starts_with("paths.0.loss.p = NaN"));
+        assert!(err_of(|s| s.paths[0].codel_target_ms = f64::NAN)
+            .starts_with("paths.0.codel_target_ms = NaN"));
         assert!(err_of(|s| s.tunnel.reorder_weight = f64::NAN)
             .starts_with("tunnel.reorder_weight = NaN"));
         assert!(
@@ -224,9 +265,8 @@ mod tests {
 
     #[test]
     fn ranges_at_their_edges() {
-        assert!(
-            err_of(|s| s.paths[0].loss = 1.0).starts_with("paths.0.loss = 1: must be in [0, 1)")
-        );
+        assert!(err_of(|s| s.paths[0].loss = LossChoice::Bernoulli { p: 1.0 })
+            .starts_with("paths.0.loss.p = 1: must be in [0, 1)"));
         assert!(err_of(|s| s.tunnel.reorder_weight = 0.0).contains("must be in (0, 1]"));
         assert!(err_of(|s| s.e2e.mss_bytes = 535)
             .contains("e2e.mss_bytes = 535: must be in 536..=9000"));
@@ -236,10 +276,43 @@ mod tests {
         assert!(err_of(|s| s.sim.framing_bytes = 101).contains("sim.framing_bytes"));
         assert!(err_of(|s| s.seed = u64::MAX).starts_with("seed = 18446744073709551615"));
         let mut s = Scenario::default();
-        s.paths[0].loss = 0.999;
+        s.paths[0].loss = LossChoice::Bernoulli { p: 0.999 };
+        s.paths[1].uplink_loss = LossChoice::GilbertElliott { p: 1.0, r: 1.0, h: 1.0, k: 1.0 };
+        s.paths[1].codel_target_ms = 100.0;
         s.paths[1].rtt_ms = 0.0;
         s.tunnel.reorder_weight = 1.0;
         s.e2e.udp_rate_mbps = Some(100_000.0);
         s.validate().unwrap();
+    }
+
+    #[test]
+    fn link_model_fields_name_their_dotted_key_and_range() {
+        let ge = |p, r, h, k| LossChoice::GilbertElliott { p, r, h, k };
+        assert_eq!(
+            err_of(|s| s.paths[1].loss = ge(0.1, 0.0, 0.0, 1.0)),
+            "paths.1.loss.r = 0: must be in (0, 1]"
+        );
+        assert_eq!(
+            err_of(|s| s.paths[0].uplink_loss = ge(1.5, 0.5, 0.0, 1.0)),
+            "paths.0.uplink_loss.p = 1.5: must be in [0, 1]"
+        );
+        assert_eq!(
+            err_of(|s| s.paths[0].loss = ge(0.1, 0.5, -1.0, 1.0)),
+            "paths.0.loss.h = -1: must be in [0, 1]"
+        );
+        assert_eq!(
+            err_of(|s| s.paths[0].loss = ge(0.1, 0.5, 0.0, 0.0)),
+            "paths.0.loss.k = 0: must be in (0, 1]"
+        );
+        assert_eq!(
+            err_of(|s| s.paths[1].codel_interval_ms = 0.0),
+            "paths.1.codel_interval_ms = 0: must be in (0, 10000]"
+        );
+        assert_eq!(
+            err_of(|s| s.paths[0].codel_target_ms = 150.0),
+            "paths.0.codel_target_ms = 150: must be in (0, 100] (at most paths.0.codel_interval_ms)"
+        );
+        assert!(err_of(|s| s.paths[0].codel_target_ms = 0.0)
+            .starts_with("paths.0.codel_target_ms = 0: must be in (0, 100]"));
     }
 }
