@@ -45,11 +45,12 @@
 //! - **Rounding of eq. 7.** Its `-0.36` is `4 * log10(sqrt(1.5)) = 0.352` rounded; we use the
 //!   exact crossover `(3/2)^2`. The text's sentence on which row of eq. 6 applies is reversed
 //!   relative to eq. 6 itself and to Figure 2's description; we follow eq. 6.
-//! - **The loss-event rate p** is one loss event per packets between losses (the cycle of the
-//!   response-function derivation): `p = MSS / l`, with `l = max(l_1, l_2)` the charged bytes
-//!   acknowledged between the last two loss events or since the last ([`super::LossInterval`]).
+//! - **The loss-event rate p** is that of the response-function derivation (section 3.1: one
+//!   loss per cycle of N packets, p = 1/N): `p = MSS / l`, with `l = max(l_1, l_2)` the charged
+//!   bytes acknowledged between the last two loss events or since the last (`LossInterval`).
 //!   Before its first loss event a path is in LIA mode (it is in slow start anyway). T is the
-//!   path's smoothed RTT.
+//!   path's smoothed RTT. Eq. 8 to 10 are evaluated directly in f64 where the paper's kernel
+//!   uses conversion tables per RTT (section 3.2).
 //! - **alpha or its square root.** Section 3.2 says the average LIA and Reno windows differ by
 //!   "the square root of alpha", then multiplies by alpha; eq. 11 as printed multiplies by alpha_1.
 //!   Radicals are lost elsewhere in the copy (eq. 4 and 8), so either reading is possible. The
@@ -206,7 +207,7 @@ struct Epoch {
     w_max_bytes: f64,
 }
 
-/// The per-path state beyond [`CoupledPath`].
+/// The per-path state beyond `CoupledPath`.
 #[derive(Clone, Copy, Debug)]
 struct CubicPath {
     mode: PathMode,

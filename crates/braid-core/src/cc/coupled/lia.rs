@@ -19,7 +19,7 @@
 //! moves traffic towards less congested paths (goal 3), and the second caps each path at what a
 //! single TCP flow would do on it. With one path, alpha = 1 and LIA is Reno. Losses halve the
 //! path's window as Reno does; slow start, recovery and timeouts are unchanged (NewReno's,
-//! [`super::CoupledPath`]).
+//! `CoupledPath`).
 //!
 //! # Choices where the sources leave room
 //! - alpha is recomputed on every ACK in f64 (RFC 6356 section 4 suggests once per loss or per

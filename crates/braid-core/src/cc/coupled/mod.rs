@@ -16,19 +16,20 @@
 //! | `wvegas` | [`wvegas`] | Cao, Xu, Fu, ICNP 2012; draft-xu-mptcp-congestion-control-05 | Vegas per path, one total backlog split by rate |
 //! | `coupled_cubic` | [`coupled_cubic`] | Lee et al., CSSE 2023 (seed 003) eq. 6-11 | CUBIC on large-BDP paths, LIA on the rest, joined through a virtual Reno window |
 //!
-//! All five keep the single-path machinery unchanged (RFC 6356 section 3: "the slow start, fast
-//! retransmit, and fast recovery algorithms ... are the same as in standard TCP"): slow start,
-//! recovery episodes, the RTO collapse and the app-limited rule are NewReno's
-//! [`ClassicWindow`], one per path, inside [`CoupledPath`]. The algorithms supply only the
-//! congestion-avoidance increase (and BALIA, wVegas and Coupled CUBIC their decreases).
+//! All five keep the single-path machinery of standard TCP (RFC 6356 section 3 couples only the
+//! congestion-avoidance increase and leaves slow start, fast retransmit, fast recovery and the
+//! multiplicative decrease to RFC 5681): slow start, recovery episodes, the RTO collapse and the
+//! app-limited rule are NewReno's `ClassicWindow`, one per path, inside `CoupledPath`. The
+//! algorithms supply the congestion-avoidance increase, and BALIA, wVegas and Coupled CUBIC
+//! their own decreases.
 //!
-//! # Shared per-path state ([`CoupledPath`])
+//! # Shared per-path state (`CoupledPath`)
 //! - the window (charged bytes, see [`super::Counting`]), with the fraction of a byte of growth
 //!   earned but not yet applied carried to the next ACK, so the sub-byte increases that coupling
 //!   produces on large windows are not lost to rounding;
 //! - an RFC 6298 smoothed RTT built from [`AckEvent::rtt`] samples: RFC 6356 section 4 (and every
 //!   MPTCP kernel controller) uses the smoothed RTT `srtt` as `rtt_i`;
-//! - the inter-loss distance of draft-khalili section 2 ([`LossInterval`]): charged bytes
+//! - the inter-loss distance of draft-khalili section 2 (`LossInterval`): charged bytes
 //!   acknowledged between the last two loss events and since the last one. OLIA picks its best
 //!   paths with it; Coupled CUBIC turns it into a loss-event rate.
 //!
@@ -40,7 +41,7 @@
 //!   with packet counting every packet is charged one MSS, so windows in bytes are windows in
 //!   packets times MSS and every formula holds unchanged.
 //! - **Minimum window.** OLIA's and BALIA's drafts lower the minimum `ssthresh` to 1 MSS with
-//!   several paths; we keep RFC 5681's 2 SMSS floor of [`ClassicWindow`] for every path.
+//!   several paths; we keep RFC 5681's 2 SMSS floor of `ClassicWindow` for every path.
 //! - **A loss event** for the inter-loss distance is a reduction from the open state: one per
 //!   recovery episode, or a timeout (Linux OLIA shifts its counters in `set_state` on entering
 //!   Recovery or Loss, once per episode).
@@ -52,7 +53,6 @@ pub mod lia;
 pub mod olia;
 pub mod wvegas;
 
-use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -104,12 +104,6 @@ impl CoupledAlgorithm {
             CoupledAlgorithm::Wvegas => Box::new(Wvegas::new(params, n_paths)),
             CoupledAlgorithm::CoupledCubic => Box::new(CoupledCubic::new(params, n_paths)),
         }
-    }
-}
-
-impl fmt::Display for CoupledAlgorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -206,7 +200,7 @@ impl CoupledPath {
     }
 
     /// Books an ACK (RTT sample, inter-loss bytes, recovery episode) and returns the charged
-    /// bytes that may grow the window (see [`ClassicWindow::on_ack`]).
+    /// bytes that may grow the window (see `ClassicWindow::on_ack`).
     pub(super) fn book_ack(&mut self, ack: &AckEvent) -> u64 {
         if let Some(sample) = ack.rtt {
             self.rtt.update(sample);
@@ -242,7 +236,7 @@ impl CoupledPath {
     }
 
     /// The retransmission timer fired. `ssthresh_bytes` is the value to set when the timeout
-    /// recomputes it (see [`ClassicWindow::recomputes_ssthresh_on_rto`]); the window collapses
+    /// recomputes it (see `ClassicWindow::recomputes_ssthresh_on_rto`); the window collapses
     /// to one segment.
     pub(super) fn timeout(&mut self, now: Instant, ssthresh_bytes: u64) {
         let recompute = self.window.recomputes_ssthresh_on_rto();

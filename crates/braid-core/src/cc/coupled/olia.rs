@@ -15,7 +15,7 @@
 //! The first term is Kelly and Voice's optimal resource-pooling increase made TCP-compatible.
 //! The second moves window between paths (draft section 2):
 //! - `l_r = max(l_1r, l_2r)`, the bytes acknowledged between the last two losses or since the
-//!   last one ([`super::LossInterval`]);
+//!   last one (`LossInterval`);
 //! - best paths `B`: the paths maximising `l_r^2 / rtt_r`;
 //! - max-window paths `M`: the paths with the largest `w_r`;
 //! - collected paths `B \ M`: presumably best paths that are not fully used.
@@ -37,7 +37,7 @@
 //! - **n** counts the paths with an RTT sample, the same set the sums run over (the kernel uses
 //!   the number of established subflows).
 //! - **Negative increases** stop at one segment and lower `ssthresh` with the window (see
-//!   [`super::CoupledPath::grow`]); the draft notes `w_r >= 1` always holds.
+//!   `CoupledPath::grow`); the draft notes `w_r >= 1` always holds.
 //! - The sets are recomputed on every ACK (the draft allows once per RTT or per loss).
 //! - The minimum `ssthresh` stays 2 SMSS (the draft lowers it to 1 MSS with several paths).
 
