@@ -86,11 +86,22 @@ pub const CUBIC_C_SEGMENTS_PER_S3: f64 = 0.4;
 /// RFC 9438 section 4.6: beta_cubic = 0.7, the multiplicative decrease factor (Linux: 717/1024).
 pub const CUBIC_BETA: f64 = 0.7;
 /// RFC 9438 section 4.2: the target is at most 1.5 cwnd, keeping growth below slow start's rate.
-const TARGET_MAX_CWND_RATIO: f64 = 1.5;
+pub(super) const TARGET_MAX_CWND_RATIO: f64 = 1.5;
 /// RFC 9438 section 4.3: once W_est reaches cwnd_prior, alpha is Reno's 1 segment per RTT.
 const RENO_ALPHA_SEGMENTS_PER_RTT: f64 = 1.0;
 /// Unused by CUBIC; [`RttEstimator`] wants a floor for its RTO.
 const UNUSED_MIN_RTO: Duration = Duration::from_millis(200);
+
+/// RFC 9438 Figure 2: K = cbrt((W_max - cwnd_epoch) / C), the seconds the curve takes to climb
+/// `gap_segments` back to W_max.
+pub(super) fn time_to_w_max_s(gap_segments: f64, c_segments_per_s3: f64) -> f64 {
+    (gap_segments / c_segments_per_s3).cbrt()
+}
+
+/// RFC 9438 Figure 1 without its W_max term: C (t - K)^3 in segments, negative before K.
+pub(super) fn cubic_offset_segments(c_segments_per_s3: f64, t_s: f64, k_s: f64) -> f64 {
+    c_segments_per_s3 * (t_s - k_s).powi(3)
+}
 
 /// Which RTT CUBIC adds to `t` when it computes the target window (RFC 9438 section 4.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,7 +264,7 @@ impl Cubic {
             // Figure 2: K = cbrt((W_max - cwnd_epoch) / C), in segments.
             Some(w_max) if w_max > cwnd_epoch => {
                 let gap_segments = (w_max - cwnd_epoch) / self.mss_f64();
-                (w_max, (gap_segments / self.config.c_segments_per_s3).cbrt())
+                (w_max, time_to_w_max_s(gap_segments, self.config.c_segments_per_s3))
             }
             // Sections 4.8 and 4.10: no usable W_max, so K = 0 and W_max = cwnd_epoch.
             _ => (cwnd_epoch, 0.0),
@@ -264,8 +275,8 @@ impl Cubic {
 
     /// Figure 1: W_cubic(t) = C (t - K)^3 + W_max, in bytes.
     fn w_cubic_bytes(&self, epoch: &Epoch, t_s: f64) -> f64 {
-        let offset_s = t_s - epoch.k_s;
-        self.config.c_segments_per_s3 * offset_s.powi(3) * self.mss_f64() + epoch.w_max_bytes
+        let offset = cubic_offset_segments(self.config.c_segments_per_s3, t_s, epoch.k_s);
+        offset * self.mss_f64() + epoch.w_max_bytes
     }
 
     /// One ACK's growth in congestion avoidance (RFC 9438 sections 4.2 to 4.5).

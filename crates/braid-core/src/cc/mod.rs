@@ -32,6 +32,7 @@
 //! CUBIC) implement the trait directly and share state across paths. Callers never learn which.
 
 pub mod bbr;
+pub mod coupled;
 pub mod cubic;
 pub mod multipath;
 pub mod newreno;
@@ -42,6 +43,7 @@ use std::time::Duration;
 
 use crate::time::Instant;
 
+pub use coupled::CoupledAlgorithm;
 pub use multipath::{MultipathController, Uncoupled};
 
 /// How a path charges packets against its congestion window.
@@ -277,7 +279,8 @@ impl FromStr for CcAlgorithm {
 }
 
 /// A tunnel's congestion control as configs name it (`tunnel.cc`): an algorithm plus how
-/// packets are counted. `ccid2` and `ccid5` are the DCCP flavours (packet-counted).
+/// packets are counted. `ccid2` and `ccid5` are the DCCP flavours (packet-counted); `lia`,
+/// `olia`, `balia`, `wvegas` and `coupled_cubic` couple the paths ([`coupled`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TunnelCc {
     NewReno,
@@ -287,16 +290,51 @@ pub enum TunnelCc {
     Ccid2,
     /// CCID5 (Moreno et al., ANRW 2021): BBR for DCCP, counted in packets.
     Ccid5,
+    /// RFC 6356 LIA, byte-counted.
+    Lia,
+    /// OLIA (Khalili et al., ToN 2013), byte-counted.
+    Olia,
+    /// BALIA (Peng et al., ToN 2016), byte-counted.
+    Balia,
+    /// wVegas (Cao et al., ICNP 2012), byte-counted.
+    Wvegas,
+    /// Coupled CUBIC (Lee et al., CSSE 2023, seed 003), byte-counted.
+    CoupledCubic,
+}
+
+/// What runs on a tunnel's paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PathControl {
+    /// One independent controller of this algorithm per path ([`Uncoupled`]).
+    Independent(CcAlgorithm),
+    /// One coupled controller for all paths.
+    Coupled(CoupledAlgorithm),
 }
 
 impl TunnelCc {
-    pub const NAMES: &'static [&'static str] = &["newreno", "cubic", "bbr", "ccid2", "ccid5"];
+    pub const NAMES: &'static [&'static str] = &[
+        "newreno",
+        "cubic",
+        "bbr",
+        "ccid2",
+        "ccid5",
+        "lia",
+        "olia",
+        "balia",
+        "wvegas",
+        "coupled_cubic",
+    ];
 
-    pub fn algorithm(self) -> CcAlgorithm {
+    pub fn control(self) -> PathControl {
         match self {
-            TunnelCc::NewReno | TunnelCc::Ccid2 => CcAlgorithm::NewReno,
-            TunnelCc::Cubic => CcAlgorithm::Cubic,
-            TunnelCc::Bbr | TunnelCc::Ccid5 => CcAlgorithm::Bbr,
+            TunnelCc::NewReno | TunnelCc::Ccid2 => PathControl::Independent(CcAlgorithm::NewReno),
+            TunnelCc::Cubic => PathControl::Independent(CcAlgorithm::Cubic),
+            TunnelCc::Bbr | TunnelCc::Ccid5 => PathControl::Independent(CcAlgorithm::Bbr),
+            TunnelCc::Lia => PathControl::Coupled(CoupledAlgorithm::Lia),
+            TunnelCc::Olia => PathControl::Coupled(CoupledAlgorithm::Olia),
+            TunnelCc::Balia => PathControl::Coupled(CoupledAlgorithm::Balia),
+            TunnelCc::Wvegas => PathControl::Coupled(CoupledAlgorithm::Wvegas),
+            TunnelCc::CoupledCubic => PathControl::Coupled(CoupledAlgorithm::CoupledCubic),
         }
     }
 
@@ -314,13 +352,23 @@ impl TunnelCc {
             TunnelCc::Bbr => "bbr",
             TunnelCc::Ccid2 => "ccid2",
             TunnelCc::Ccid5 => "ccid5",
+            TunnelCc::Lia => "lia",
+            TunnelCc::Olia => "olia",
+            TunnelCc::Balia => "balia",
+            TunnelCc::Wvegas => "wvegas",
+            TunnelCc::CoupledCubic => "coupled_cubic",
         }
     }
 
-    /// A controller for a tunnel with `n_paths` paths.
+    /// A controller for a tunnel with `n_paths` paths: the coupled controller for a coupled
+    /// name, independent per-path controllers otherwise.
     pub fn build(self, params: CcParams, n_paths: usize) -> Box<dyn MultipathController> {
-        let alg = self.algorithm();
-        Box::new(Uncoupled::new((0..n_paths).map(|_| alg.build(params)).collect()))
+        match self.control() {
+            PathControl::Independent(alg) => {
+                Box::new(Uncoupled::new((0..n_paths).map(|_| alg.build(params)).collect()))
+            }
+            PathControl::Coupled(alg) => alg.build(params, n_paths),
+        }
     }
 }
 
@@ -333,6 +381,11 @@ impl FromStr for TunnelCc {
             "bbr" => Ok(TunnelCc::Bbr),
             "ccid2" => Ok(TunnelCc::Ccid2),
             "ccid5" => Ok(TunnelCc::Ccid5),
+            "lia" => Ok(TunnelCc::Lia),
+            "olia" => Ok(TunnelCc::Olia),
+            "balia" => Ok(TunnelCc::Balia),
+            "wvegas" => Ok(TunnelCc::Wvegas),
+            "coupled_cubic" => Ok(TunnelCc::CoupledCubic),
             _ => Err(UnknownName {
                 what: "tunnel congestion control",
                 given: s.to_string(),
@@ -362,12 +415,36 @@ mod tests {
             err.to_string(),
             "unknown congestion control \"bbr9\"; expected one of: newreno, cubic, bbr"
         );
+        let err = "mptcp".parse::<TunnelCc>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown tunnel congestion control \"mptcp\"; expected one of: newreno, cubic, bbr, \
+             ccid2, ccid5, lia, olia, balia, wvegas, coupled_cubic"
+        );
+        // End-to-end TCP is single-path: it does not accept coupled names.
+        for name in CoupledAlgorithm::NAMES {
+            assert!(name.parse::<CcAlgorithm>().is_err());
+        }
     }
 
     #[test]
     fn dccp_flavours_count_packets() {
         assert_eq!(TunnelCc::Ccid2.counting(), Counting::Packets);
-        assert_eq!(TunnelCc::Ccid5.algorithm(), CcAlgorithm::Bbr);
+        assert_eq!(TunnelCc::Ccid5.control(), PathControl::Independent(CcAlgorithm::Bbr));
         assert_eq!(TunnelCc::Bbr.counting(), Counting::Bytes);
+    }
+
+    #[test]
+    fn coupled_names_build_one_coupled_controller_counted_in_bytes() {
+        let params = CcParams::default();
+        for name in CoupledAlgorithm::NAMES {
+            let cc: TunnelCc = name.parse().unwrap();
+            assert_eq!(cc.counting(), Counting::Bytes);
+            assert!(matches!(cc.control(), PathControl::Coupled(_)));
+            let built = cc.build(params, 2);
+            assert_eq!((built.name(), built.path_count()), (*name, 2));
+        }
+        let built = TunnelCc::Ccid2.build(params, 3);
+        assert_eq!((built.name(), built.path_count()), ("newreno", 3));
     }
 }

@@ -256,8 +256,25 @@ impl ClassicWindow {
         }
     }
 
-    fn min_window_bytes(&self) -> u64 {
+    /// The floor a reduction never goes below: 2 SMSS (RFC 5681 eq. 4).
+    pub(super) fn min_window_bytes(&self) -> u64 {
         MIN_WINDOW_SEGMENTS * self.mss_bytes
+    }
+
+    /// Charged bytes in flight as last reported (FlightSize for a timeout).
+    pub(super) fn in_flight_bytes(&self) -> u64 {
+        self.in_flight_bytes
+    }
+
+    /// `ssthresh`; [`SSTHRESH_INFINITE_BYTES`] before the first reduction.
+    pub(super) fn ssthresh_bytes(&self) -> u64 {
+        self.ssthresh_bytes
+    }
+
+    /// Sets `ssthresh` directly, for controllers that move it outside a reduction (Vegas leaves
+    /// slow start early; OLIA's negative increase lowers the window in congestion avoidance).
+    pub(super) fn set_ssthresh_bytes(&mut self, ssthresh_bytes: u64) {
+        self.ssthresh_bytes = ssthresh_bytes;
     }
 
     pub(super) fn on_sent(&mut self, in_flight_bytes: u64) {
