@@ -97,6 +97,14 @@ pub struct RateSample {
     pub prior_delivered_bytes: u64,
     /// Whether the packet that produced this sample was sent while the sender was app-limited.
     pub is_app_limited: bool,
+    /// Charged bytes in flight just after that packet was sent, itself included (the BBR
+    /// draft's `RS.tx_in_flight`, Linux `rs->tx_in_flight`). BBRv2/v3 compare losses with it
+    /// and raise `inflight_hi` to it.
+    pub tx_in_flight_bytes: u64,
+    /// Charged bytes declared lost between that packet's transmission and this ACK (`RS.lost`,
+    /// Linux `rs->lost`): the losses out of the flight above, so `lost_bytes /
+    /// tx_in_flight_bytes` is the loss rate over the packet's round trip.
+    pub lost_bytes: u64,
 }
 
 impl RateSample {

@@ -87,7 +87,7 @@ impl SentTracker {
         if self.outstanding_bytes == 0 {
             self.last_progress = now;
         }
-        let rate = self.rate.on_sent(now, self.outstanding_bytes);
+        let rate = self.rate.on_sent(now, self.outstanding_bytes, self.outstanding_bytes + charge);
         self.sent.push_back(SentPacket { sent_time: now, charge, rate, state: State::Outstanding });
         self.outstanding_bytes += charge;
     }
@@ -200,6 +200,7 @@ impl SentTracker {
                 self.loss_time = Some(self.loss_time.map_or(t, |l| l.min(t)));
             }
         }
+        self.rate.on_lost(bytes);
         (pkts, bytes, newest)
     }
 
@@ -244,6 +245,7 @@ impl SentTracker {
                 p.state = State::Lost;
                 pkts += 1;
             }
+            self.rate.on_lost(self.outstanding_bytes);
             self.outstanding_bytes = 0;
             self.loss_time = None;
             self.rto_backoff += 1;
