@@ -224,7 +224,7 @@ mod tests {
     #[test]
     fn a_sample_carries_its_flight_and_the_losses_declared_during_it() {
         // Three 1000-byte packets back to back: 1000, 2000 and 3000 bytes in flight once each
-        // left. The first is declared lost after the third left; the third's ACK reports that
+        // left. The first is declared lost after the second's ACK; the third's ACK reports that
         // 1000 of the 3000 bytes in its flight were lost. A fourth packet, sent after the loss
         // was declared, reports none.
         let mut est = DeliveryRateEstimator::new();
@@ -232,8 +232,9 @@ mod tests {
         let p2 = est.on_sent(at_ms(0), 1000, 2000);
         let p3 = est.on_sent(at_ms(0), 2000, 3000);
         est.on_delivered(at_ms(50), 1000, &p2);
+        assert_eq!(est.take_sample(None).unwrap().lost_bytes, 0);
         est.on_lost(1000);
-        est.on_delivered(at_ms(50), 1000, &p3);
+        est.on_delivered(at_ms(51), 1000, &p3);
         let s = est.take_sample(None).unwrap();
         assert_eq!((s.tx_in_flight_bytes, s.lost_bytes), (3000, 1000));
         assert_eq!(est.lost(), 1000);
