@@ -32,6 +32,7 @@
 //! CUBIC) implement the trait directly and share state across paths. Callers never learn which.
 
 pub mod bbr;
+pub mod bbr2;
 pub mod cubic;
 pub mod multipath;
 pub mod newreno;
@@ -236,16 +237,22 @@ pub enum CcAlgorithm {
     NewReno,
     Cubic,
     Bbr,
+    /// BBRv2 ([`bbr2::Bbr2`] with [`bbr2::Version::V2`]).
+    Bbr2,
+    /// BBRv3 ([`bbr2::Bbr2`] with [`bbr2::Version::V3`]).
+    Bbr3,
 }
 
 impl CcAlgorithm {
-    pub const NAMES: &'static [&'static str] = &["newreno", "cubic", "bbr"];
+    pub const NAMES: &'static [&'static str] = &["newreno", "cubic", "bbr", "bbr2", "bbr3"];
 
     pub fn as_str(self) -> &'static str {
         match self {
             CcAlgorithm::NewReno => "newreno",
             CcAlgorithm::Cubic => "cubic",
             CcAlgorithm::Bbr => "bbr",
+            CcAlgorithm::Bbr2 => "bbr2",
+            CcAlgorithm::Bbr3 => "bbr3",
         }
     }
 
@@ -255,6 +262,8 @@ impl CcAlgorithm {
             CcAlgorithm::NewReno => Box::new(newreno::NewReno::new(params)),
             CcAlgorithm::Cubic => Box::new(cubic::Cubic::new(params)),
             CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(params)),
+            CcAlgorithm::Bbr2 => Box::new(bbr2::Bbr2::new(params, bbr2::Version::V2)),
+            CcAlgorithm::Bbr3 => Box::new(bbr2::Bbr2::new(params, bbr2::Version::V3)),
         }
     }
 }
@@ -275,6 +284,8 @@ impl FromStr for CcAlgorithm {
             "newreno" => Ok(CcAlgorithm::NewReno),
             "cubic" => Ok(CcAlgorithm::Cubic),
             "bbr" => Ok(CcAlgorithm::Bbr),
+            "bbr2" => Ok(CcAlgorithm::Bbr2),
+            "bbr3" => Ok(CcAlgorithm::Bbr3),
             _ => Err(UnknownName {
                 what: "congestion control",
                 given: s.to_string(),
@@ -295,16 +306,23 @@ pub enum TunnelCc {
     Ccid2,
     /// CCID5 (Moreno et al., ANRW 2021): BBR for DCCP, counted in packets.
     Ccid5,
+    /// BBRv2, byte-counted.
+    Bbr2,
+    /// BBRv3, byte-counted.
+    Bbr3,
 }
 
 impl TunnelCc {
-    pub const NAMES: &'static [&'static str] = &["newreno", "cubic", "bbr", "ccid2", "ccid5"];
+    pub const NAMES: &'static [&'static str] =
+        &["newreno", "cubic", "bbr", "ccid2", "ccid5", "bbr2", "bbr3"];
 
     pub fn algorithm(self) -> CcAlgorithm {
         match self {
             TunnelCc::NewReno | TunnelCc::Ccid2 => CcAlgorithm::NewReno,
             TunnelCc::Cubic => CcAlgorithm::Cubic,
             TunnelCc::Bbr | TunnelCc::Ccid5 => CcAlgorithm::Bbr,
+            TunnelCc::Bbr2 => CcAlgorithm::Bbr2,
+            TunnelCc::Bbr3 => CcAlgorithm::Bbr3,
         }
     }
 
@@ -322,6 +340,8 @@ impl TunnelCc {
             TunnelCc::Bbr => "bbr",
             TunnelCc::Ccid2 => "ccid2",
             TunnelCc::Ccid5 => "ccid5",
+            TunnelCc::Bbr2 => "bbr2",
+            TunnelCc::Bbr3 => "bbr3",
         }
     }
 
@@ -341,6 +361,8 @@ impl FromStr for TunnelCc {
             "bbr" => Ok(TunnelCc::Bbr),
             "ccid2" => Ok(TunnelCc::Ccid2),
             "ccid5" => Ok(TunnelCc::Ccid5),
+            "bbr2" => Ok(TunnelCc::Bbr2),
+            "bbr3" => Ok(TunnelCc::Bbr3),
             _ => Err(UnknownName {
                 what: "tunnel congestion control",
                 given: s.to_string(),
@@ -365,11 +387,24 @@ mod tests {
         for name in TunnelCc::NAMES {
             assert_eq!(name.parse::<TunnelCc>().unwrap().as_str(), *name);
         }
+        for name in CcAlgorithm::NAMES {
+            let alg = name.parse::<CcAlgorithm>().unwrap();
+            assert_eq!(alg.as_str(), *name);
+            assert_eq!(alg.build(CcParams::default()).name(), *name);
+        }
         let err = "bbr9".parse::<CcAlgorithm>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown congestion control \"bbr9\"; expected one of: newreno, cubic, bbr"
+            "unknown congestion control \"bbr9\"; expected one of: newreno, cubic, bbr, bbr2, bbr3"
         );
+    }
+
+    #[test]
+    fn bbr2_and_bbr3_tunnels_are_byte_counted() {
+        assert_eq!(TunnelCc::Bbr2.algorithm(), CcAlgorithm::Bbr2);
+        assert_eq!(TunnelCc::Bbr3.algorithm(), CcAlgorithm::Bbr3);
+        assert_eq!(TunnelCc::Bbr2.counting(), Counting::Bytes);
+        assert_eq!(TunnelCc::Bbr3.counting(), Counting::Bytes);
     }
 
     #[test]
