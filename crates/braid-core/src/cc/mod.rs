@@ -258,12 +258,22 @@ impl CcAlgorithm {
 
     /// A fresh controller of this algorithm with default tuning.
     pub fn build(self, params: CcParams) -> Box<dyn Controller> {
+        self.build_seeded(params, 0)
+    }
+
+    /// As [`CcAlgorithm::build`], with `seed` for the algorithms that draw random numbers
+    /// (BBRv2/v3's probe wait, [`bbr2::Bbr2Config::seed`]); the others ignore it.
+    pub fn build_seeded(self, params: CcParams, seed: u64) -> Box<dyn Controller> {
+        let bbr2 = |version| {
+            let config = bbr2::Bbr2Config { seed, ..bbr2::Bbr2Config::for_version(version) };
+            Box::new(bbr2::Bbr2::with_config(params, config))
+        };
         match self {
             CcAlgorithm::NewReno => Box::new(newreno::NewReno::new(params)),
             CcAlgorithm::Cubic => Box::new(cubic::Cubic::new(params)),
             CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(params)),
-            CcAlgorithm::Bbr2 => Box::new(bbr2::Bbr2::new(params, bbr2::Version::V2)),
-            CcAlgorithm::Bbr3 => Box::new(bbr2::Bbr2::new(params, bbr2::Version::V3)),
+            CcAlgorithm::Bbr2 => bbr2(bbr2::Version::V2),
+            CcAlgorithm::Bbr3 => bbr2(bbr2::Version::V3),
         }
     }
 }
@@ -345,10 +355,12 @@ impl TunnelCc {
         }
     }
 
-    /// A controller for a tunnel with `n_paths` paths.
+    /// A controller for a tunnel with `n_paths` paths. Path `i` gets seed `i`, so that
+    /// randomised controllers on different paths do not probe in lockstep.
     pub fn build(self, params: CcParams, n_paths: usize) -> Box<dyn MultipathController> {
         let alg = self.algorithm();
-        Box::new(Uncoupled::new((0..n_paths).map(|_| alg.build(params)).collect()))
+        let paths = (0..n_paths).map(|i| alg.build_seeded(params, i as u64)).collect();
+        Box::new(Uncoupled::new(paths))
     }
 }
 

@@ -277,6 +277,33 @@ mod tests {
     }
 
     #[test]
+    fn v2_forgets_growth_credit_earned_before_a_pause_v3_keeps_it() {
+        // cnt = 150 packets per MSS of growth. 100 packets ACKed while cwnd-limited, a round
+        // without being cwnd-limited, then 50 more: v3 reaches 150 and grows inflight_hi by
+        // one packet; v2 dropped the first 100 and does not grow.
+        for (version, growth) in [(Version::V3, MSS), (Version::V2, 0)] {
+            let mut d = probing(version);
+            d.bbr.inflight_hi_bytes = 100 * MSS;
+            d.bbr.bw_probe_up_rounds = 0;
+            d.bbr.raise_inflight_hi_slope();
+            let a = Ack { bw: Some(1_000_000), tx_in_flight: Some(90 * MSS), ..Ack::default() };
+            let ack_limited = |d: &mut Driver, n: usize, limited: bool| {
+                for _ in 0..n {
+                    d.bbr.cwnd_bytes = d.bbr.inflight_hi_bytes;
+                    (d.bbr.cwnd_limited_this_round, d.bbr.cwnd_limited_last_round) =
+                        (limited, limited);
+                    d.ack(a);
+                }
+            };
+            ack_limited(&mut d, 100, true);
+            assert_eq!(d.bbr.inflight_hi_bytes, 100 * MSS);
+            ack_limited(&mut d, 1, false);
+            ack_limited(&mut d, 50, true);
+            assert_eq!(d.bbr.inflight_hi_bytes, 100 * MSS + growth, "{version:?}");
+        }
+    }
+
+    #[test]
     fn headroom_leaves_15pct_of_inflight_hi_free() {
         let mut bbr = Bbr2::new(params(), Version::V3);
         assert_eq!(bbr.inflight_with_headroom(), UNSET);

@@ -54,16 +54,17 @@
 //! # Where v2 and v3 differ, and why
 //! | | v2 (`tcp_bbr2.c`) | v3 (draft, `tcp_bbr.c` v3) |
 //! |---|---|---|
-//! | Startup pacing / cwnd gain | 2.89 / 2.89 | 2.77 / 2.0: 4 ln 2 is the least gain that doubles the rate each round with a 2 BDP cwnd; 2.89 overshot |
-//! | Drain pacing gain | 1/2.89 | 0.5 (draft; v3 kernel keeps 1/2.89): any gain <= 1/cwnd gain drains in a round |
-//! | DOWN pacing gain | 0.75 | 0.90: gentler, the least that still converges to fairness against 1.25 probes |
-//! | UP cwnd gain | 2.0 | 2.25: lets inflight rise even when the cwnd was the limit |
-//! | UP exit | min_rtt elapsed and inflight >= 1.25 BDP | bw plateau (`full_bw_now`, 3 rounds < 25%), with the detector restarted while `inflight_hi` limits the cwnd: v2 left UP after one round on paths whose bw had grown |
-//! | Full-bw detector | max_bw at round starts, Startup only | each round's rate sample, also in UP |
-//! | Startup loss exit | 8 loss events; `inflight_hi` = BDP | 6 events; `inflight_hi` = max(BDP, inflight_latest) |
-//! | Drain exit | inflight <= BDP | also after 3 rounds (draft `CheckDrainDone`), in case Startup overestimated bw |
-//! | Probe-up credit | forgotten while not cwnd-limited | kept |
-//! | Spurious recovery | restore bounds and cwnd | also return to Startup / restart the probe that the loss ended (draft `HandleSpuriousLossDetection`) |
+//! | Startup pacing / cwnd gain | 2.89 / 2.89 (v1's 2/ln 2) | 2.77 / 2.0: 4 ln 2 is the least pacing gain that doubles the rate every round (draft `BBRStartupPacingGain`), and a cwnd of 2 BDP bounds the Startup queue to one BDP |
+//! | Drain pacing gain | 1/2.89 | 0.5 (draft `BBRDrainPacingGain`; the v3 kernel keeps 1/2.89): any gain <= 1/cwnd gain drains that queue within a round |
+//! | DOWN pacing gain | 0.75 | 0.90: the least gain that still converges to fair shares against 1.25 probes, and costs less throughput |
+//! | UP cwnd gain | 2.0 | 2.25: inflight can rise even where the cwnd was the limit |
+//! | UP exit | one min_rtt elapsed and inflight >= 1.25 BDP | bandwidth plateau (`full_bw_now`: 3 rounds under 25% growth), restarted while `inflight_hi` caps the cwnd, so one probe can find more than 25% new bandwidth |
+//! | Full-bw detector | `max_bw` at round starts, Startup only | each round's rate sample (draft `CheckFullBWReached`), also in UP |
+//! | Startup loss exit | 8 loss events; `inflight_hi` = BDP | 6 events (`BBRStartupFullLossCnt`); `inflight_hi` = max(BDP, data delivered in the last round) |
+//! | Drain exit | inflight <= BDP | also after 3 rounds (draft `CheckDrainDone`), in case Startup overestimated `bw` |
+//! | UP growth credit | forgotten while not cwnd-limited | kept |
+//! | ProbeRTT filter refresh | by an RTT sample <= the minimum | only by a lower one (so a busy v3 flow probes every 5 s) |
+//! | Spurious recovery | restore the bounds and the cwnd | also return to Startup, or restart the probe the loss ended (draft `HandleSpuriousLossDetection`) |
 //!
 //! Shared by v2 and v3, and new against v1: ProbeRTT is due when the 5 s ProbeRTT min filter
 //! expires (v1: the 10 s min_rtt window) and holds the cwnd at 0.5 BDP (v1: 4 packets), so
@@ -503,7 +504,8 @@ impl Controller for Bbr2 {
 
     /// The losses behind the latest reduction were spurious (draft
     /// `HandleSpuriousLossDetection`, `bbr_undo_cwnd`).
-    fn on_spurious_congestion(&mut self, _now: Instant) {
+    fn on_spurious_congestion(&mut self, now: Instant) {
+        self.on_event(now);
         let Some(prior_recovery_start) = self.undo_prior_recovery_start.take() else {
             return;
         };
