@@ -72,10 +72,11 @@
 //! no packet conservation in recovery (the short-term bounds react instead); ACK aggregation
 //! is provisioned in Startup too, over a 1-round window.
 //!
-//! The BBRv2 draft (-02) already gives the v3 gains (2.77/2.0, 0.9, 2.25); Braid's V2 follows
-//! the v2alpha code, which is what "BBRv2" measurements in the literature ran. Every number
-//! is a [`Bbr2Config`] field, so the draft-02 variant is `Bbr2Config { probe_down_pacing_gain:
-//! .. , ..Bbr2Config::v2() }`.
+//! The two v2 sources disagree: the BBRv2 draft (-02) already gives the gains v3 ships
+//! (2.77/2.0, DOWN 0.9, UP cwnd 2.25), the v2alpha code the older ones above. Braid's V2
+//! follows the code, which is what "BBRv2" measurements in the literature ran; every number
+//! is a [`Bbr2Config`] field, so the draft-02 gains can be set on a V2 config. For V3 the
+//! draft wins where it and the v3 kernel differ (Drain 0.5 vs 1/2.89, DOWN 0.90 vs 0.91).
 //!
 //! # Deviations and choices where the sources are vague
 //! - **Per-ACK loss check only.** The draft checks each packet as it is declared lost
