@@ -32,6 +32,7 @@
 //! CUBIC) implement the trait directly and share state across paths. Callers never learn which.
 
 pub mod bbr;
+pub mod bbr2;
 pub mod coupled;
 pub mod cubic;
 pub mod multipath;
@@ -99,6 +100,14 @@ pub struct RateSample {
     pub prior_delivered_bytes: u64,
     /// Whether the packet that produced this sample was sent while the sender was app-limited.
     pub is_app_limited: bool,
+    /// Charged bytes in flight just after that packet was sent, itself included (the BBR
+    /// draft's `RS.tx_in_flight`, Linux `rs->tx_in_flight`). BBRv2/v3 compare losses with it
+    /// and raise `inflight_hi` to it.
+    pub tx_in_flight_bytes: u64,
+    /// Charged bytes declared lost between that packet's transmission and this ACK (`RS.lost`,
+    /// Linux `rs->lost`): the losses out of the flight above, so `lost_bytes /
+    /// tx_in_flight_bytes` is the loss rate over the packet's round trip.
+    pub lost_bytes: u64,
 }
 
 impl RateSample {
@@ -230,25 +239,43 @@ pub enum CcAlgorithm {
     NewReno,
     Cubic,
     Bbr,
+    /// BBRv2 ([`bbr2::Bbr2`] with [`bbr2::Version::V2`]).
+    Bbr2,
+    /// BBRv3 ([`bbr2::Bbr2`] with [`bbr2::Version::V3`]).
+    Bbr3,
 }
 
 impl CcAlgorithm {
-    pub const NAMES: &'static [&'static str] = &["newreno", "cubic", "bbr"];
+    pub const NAMES: &'static [&'static str] = &["newreno", "cubic", "bbr", "bbr2", "bbr3"];
 
     pub fn as_str(self) -> &'static str {
         match self {
             CcAlgorithm::NewReno => "newreno",
             CcAlgorithm::Cubic => "cubic",
             CcAlgorithm::Bbr => "bbr",
+            CcAlgorithm::Bbr2 => "bbr2",
+            CcAlgorithm::Bbr3 => "bbr3",
         }
     }
 
     /// A fresh controller of this algorithm with default tuning.
     pub fn build(self, params: CcParams) -> Box<dyn Controller> {
+        self.build_seeded(params, 0)
+    }
+
+    /// As [`CcAlgorithm::build`], with `seed` for the algorithms that draw random numbers
+    /// (BBRv2/v3's probe wait, [`bbr2::Bbr2Config::seed`]); the others ignore it.
+    pub fn build_seeded(self, params: CcParams, seed: u64) -> Box<dyn Controller> {
+        let bbr2 = |version| {
+            let config = bbr2::Bbr2Config { seed, ..bbr2::Bbr2Config::for_version(version) };
+            Box::new(bbr2::Bbr2::with_config(params, config))
+        };
         match self {
             CcAlgorithm::NewReno => Box::new(newreno::NewReno::new(params)),
             CcAlgorithm::Cubic => Box::new(cubic::Cubic::new(params)),
             CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(params)),
+            CcAlgorithm::Bbr2 => bbr2(bbr2::Version::V2),
+            CcAlgorithm::Bbr3 => bbr2(bbr2::Version::V3),
         }
     }
 }
@@ -269,6 +296,8 @@ impl FromStr for CcAlgorithm {
             "newreno" => Ok(CcAlgorithm::NewReno),
             "cubic" => Ok(CcAlgorithm::Cubic),
             "bbr" => Ok(CcAlgorithm::Bbr),
+            "bbr2" => Ok(CcAlgorithm::Bbr2),
+            "bbr3" => Ok(CcAlgorithm::Bbr3),
             _ => Err(UnknownName {
                 what: "congestion control",
                 given: s.to_string(),
@@ -290,6 +319,10 @@ pub enum TunnelCc {
     Ccid2,
     /// CCID5 (Moreno et al., ANRW 2021): BBR for DCCP, counted in packets.
     Ccid5,
+    /// BBRv2, byte-counted.
+    Bbr2,
+    /// BBRv3, byte-counted.
+    Bbr3,
     /// RFC 6356 LIA, byte-counted.
     Lia,
     /// OLIA (Khalili et al., ToN 2013), byte-counted.
@@ -318,6 +351,8 @@ impl TunnelCc {
         "bbr",
         "ccid2",
         "ccid5",
+        "bbr2",
+        "bbr3",
         "lia",
         "olia",
         "balia",
@@ -330,6 +365,8 @@ impl TunnelCc {
             TunnelCc::NewReno | TunnelCc::Ccid2 => PathControl::Independent(CcAlgorithm::NewReno),
             TunnelCc::Cubic => PathControl::Independent(CcAlgorithm::Cubic),
             TunnelCc::Bbr | TunnelCc::Ccid5 => PathControl::Independent(CcAlgorithm::Bbr),
+            TunnelCc::Bbr2 => PathControl::Independent(CcAlgorithm::Bbr2),
+            TunnelCc::Bbr3 => PathControl::Independent(CcAlgorithm::Bbr3),
             TunnelCc::Lia => PathControl::Coupled(CoupledAlgorithm::Lia),
             TunnelCc::Olia => PathControl::Coupled(CoupledAlgorithm::Olia),
             TunnelCc::Balia => PathControl::Coupled(CoupledAlgorithm::Balia),
@@ -352,6 +389,8 @@ impl TunnelCc {
             TunnelCc::Bbr => "bbr",
             TunnelCc::Ccid2 => "ccid2",
             TunnelCc::Ccid5 => "ccid5",
+            TunnelCc::Bbr2 => "bbr2",
+            TunnelCc::Bbr3 => "bbr3",
             TunnelCc::Lia => "lia",
             TunnelCc::Olia => "olia",
             TunnelCc::Balia => "balia",
@@ -361,11 +400,13 @@ impl TunnelCc {
     }
 
     /// A controller for a tunnel with `n_paths` paths: the coupled controller for a coupled
-    /// name, independent per-path controllers otherwise.
+    /// name, independent per-path controllers otherwise. Independent path `i` gets seed `i`,
+    /// so that randomised controllers on different paths do not probe in lockstep.
     pub fn build(self, params: CcParams, n_paths: usize) -> Box<dyn MultipathController> {
         match self.control() {
             PathControl::Independent(alg) => {
-                Box::new(Uncoupled::new((0..n_paths).map(|_| alg.build(params)).collect()))
+                let paths = (0..n_paths).map(|i| alg.build_seeded(params, i as u64)).collect();
+                Box::new(Uncoupled::new(paths))
             }
             PathControl::Coupled(alg) => alg.build(params, n_paths),
         }
@@ -381,6 +422,8 @@ impl FromStr for TunnelCc {
             "bbr" => Ok(TunnelCc::Bbr),
             "ccid2" => Ok(TunnelCc::Ccid2),
             "ccid5" => Ok(TunnelCc::Ccid5),
+            "bbr2" => Ok(TunnelCc::Bbr2),
+            "bbr3" => Ok(TunnelCc::Bbr3),
             "lia" => Ok(TunnelCc::Lia),
             "olia" => Ok(TunnelCc::Olia),
             "balia" => Ok(TunnelCc::Balia),
@@ -410,21 +453,34 @@ mod tests {
         for name in TunnelCc::NAMES {
             assert_eq!(name.parse::<TunnelCc>().unwrap().as_str(), *name);
         }
+        for name in CcAlgorithm::NAMES {
+            let alg = name.parse::<CcAlgorithm>().unwrap();
+            assert_eq!(alg.as_str(), *name);
+            assert_eq!(alg.build(CcParams::default()).name(), *name);
+        }
         let err = "bbr9".parse::<CcAlgorithm>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown congestion control \"bbr9\"; expected one of: newreno, cubic, bbr"
+            "unknown congestion control \"bbr9\"; expected one of: newreno, cubic, bbr, bbr2, bbr3"
         );
         let err = "mptcp".parse::<TunnelCc>().unwrap_err();
         assert_eq!(
             err.to_string(),
             "unknown tunnel congestion control \"mptcp\"; expected one of: newreno, cubic, bbr, \
-             ccid2, ccid5, lia, olia, balia, wvegas, coupled_cubic"
+             ccid2, ccid5, bbr2, bbr3, lia, olia, balia, wvegas, coupled_cubic"
         );
         // End-to-end TCP is single-path: it does not accept coupled names.
         for name in CoupledAlgorithm::NAMES {
             assert!(name.parse::<CcAlgorithm>().is_err());
         }
+    }
+
+    #[test]
+    fn bbr2_and_bbr3_tunnels_are_byte_counted() {
+        assert_eq!(TunnelCc::Bbr2.control(), PathControl::Independent(CcAlgorithm::Bbr2));
+        assert_eq!(TunnelCc::Bbr3.control(), PathControl::Independent(CcAlgorithm::Bbr3));
+        assert_eq!(TunnelCc::Bbr2.counting(), Counting::Bytes);
+        assert_eq!(TunnelCc::Bbr3.counting(), Counting::Bytes);
     }
 
     #[test]

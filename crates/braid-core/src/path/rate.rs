@@ -3,6 +3,12 @@
 //! when it is acknowledged, the bytes delivered since then over the elapsed time give a rate
 //! sample. The interval is the larger of the send and ACK intervals, so neither ACK compression
 //! nor bursty sending overestimates the rate.
+//!
+//! For BBRv2/v3 each packet also remembers the data in flight when it left (`P.tx_in_flight`)
+//! and the total declared lost so far (`P.lost`), so that its ACK can tell how much was lost
+//! out of the flight it belonged to (draft-ietf-ccwg-bbr section "Per-packet (P) state";
+//! Linux `tcp_rate_skb_sent` / `tcp_rate_gen`, `tx.in_flight` and `tx.lost`). The caller
+//! reports losses with [`DeliveryRateEstimator::on_lost`].
 
 use std::time::Duration;
 
@@ -17,12 +23,18 @@ pub struct PacketRateInfo {
     pub first_sent_time: Instant,
     pub sent_time: Instant,
     pub is_app_limited: bool,
+    /// Charged bytes in flight once this packet left, itself included (`P.tx_in_flight`).
+    pub tx_in_flight: u64,
+    /// `C.lost` when this packet was sent (`P.lost`).
+    pub lost: u64,
 }
 
 /// The connection-wide rate state (the draft's `C.*` fields) and the sample being built.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DeliveryRateEstimator {
     delivered: u64,
+    /// Charged bytes declared lost so far (`C.lost`).
+    lost: u64,
     delivered_time: Instant,
     first_sent_time: Instant,
     /// Non-zero while app-limited: the `delivered` value that ends the app-limited phase.
@@ -34,6 +46,8 @@ pub struct DeliveryRateEstimator {
     send_elapsed: Duration,
     ack_elapsed: Duration,
     sample_app_limited: bool,
+    sample_tx_in_flight: u64,
+    sample_prior_lost: u64,
 }
 
 impl DeliveryRateEstimator {
@@ -50,8 +64,22 @@ impl DeliveryRateEstimator {
         self.app_limited != 0
     }
 
-    /// Records a transmission at `now` with `in_flight_bytes` in flight before it (draft 3.2).
-    pub fn on_sent(&mut self, now: Instant, in_flight_bytes: u64) -> PacketRateInfo {
+    /// Total charged bytes declared lost (`C.lost`).
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// Records a transmission at `now` (draft 3.2). `in_flight_bytes` is what was outstanding
+    /// before it: zero restarts the sampling clocks (Linux tests `packets_out`).
+    /// `tx_in_flight_bytes` is the data in flight once it left, itself included (the BBR
+    /// draft's `P.tx_in_flight`; Linux `tcp_packets_in_flight() + pcount`). The two differ
+    /// for a sender that keeps packets marked lost outstanding until they are repaired.
+    pub fn on_sent(
+        &mut self,
+        now: Instant,
+        in_flight_bytes: u64,
+        tx_in_flight_bytes: u64,
+    ) -> PacketRateInfo {
         if in_flight_bytes == 0 {
             self.first_sent_time = now;
             self.delivered_time = now;
@@ -62,7 +90,15 @@ impl DeliveryRateEstimator {
             first_sent_time: self.first_sent_time,
             sent_time: now,
             is_app_limited: self.app_limited != 0,
+            tx_in_flight: tx_in_flight_bytes,
+            lost: self.lost,
         }
+    }
+
+    /// Packets of `bytes` charged bytes in all were declared lost (`C.lost += ...`). Call it
+    /// before [`Self::take_sample`] of the ACK that revealed them, so the sample counts them.
+    pub fn on_lost(&mut self, bytes: u64) {
+        self.lost += bytes;
     }
 
     /// Marks the sender app-limited: it has nothing to send though the window has room (draft
@@ -84,6 +120,8 @@ impl DeliveryRateEstimator {
             self.send_elapsed = p.sent_time.saturating_since(p.first_sent_time);
             self.ack_elapsed = self.delivered_time.saturating_since(p.delivered_time);
             self.first_sent_time = p.sent_time;
+            self.sample_tx_in_flight = p.tx_in_flight;
+            self.sample_prior_lost = p.lost;
         }
     }
 
@@ -106,6 +144,8 @@ impl DeliveryRateEstimator {
             interval,
             prior_delivered_bytes: self.prior_delivered,
             is_app_limited: self.sample_app_limited,
+            tx_in_flight_bytes: self.sample_tx_in_flight,
+            lost_bytes: self.lost.saturating_sub(self.sample_prior_lost),
         })
     }
 }
@@ -132,7 +172,7 @@ mod tests {
                 in_flight -= 1000;
                 last = est.take_sample(Some(Duration::from_millis(50)));
             }
-            sent.push(est.on_sent(at_ms(t), in_flight));
+            sent.push(est.on_sent(at_ms(t), in_flight, in_flight + 1000));
             in_flight += 1000;
         }
         let s = last.expect("steady-state ACKs give samples");
@@ -147,7 +187,8 @@ mod tests {
         // Ten packets sent back to back at t=0 and acked together at 50 ms: 10 000 bytes over
         // the ACK interval of 50 ms, not over the zero-length send interval.
         let mut est = DeliveryRateEstimator::new();
-        let sent: Vec<_> = (0..10u64).map(|i| est.on_sent(at_ms(0), i * 1000)).collect();
+        let sent: Vec<_> =
+            (0..10u64).map(|i| est.on_sent(at_ms(0), i * 1000, (i + 1) * 1000)).collect();
         for p in &sent {
             est.on_delivered(at_ms(50), 1000, p);
         }
@@ -158,7 +199,7 @@ mod tests {
     #[test]
     fn samples_shorter_than_min_rtt_are_discarded() {
         let mut est = DeliveryRateEstimator::new();
-        let p = est.on_sent(at_ms(0), 0);
+        let p = est.on_sent(at_ms(0), 0, 1000);
         est.on_delivered(at_ms(5), 1000, &p);
         assert_eq!(est.take_sample(Some(Duration::from_millis(10))), None);
     }
@@ -166,10 +207,10 @@ mod tests {
     #[test]
     fn app_limited_marking_ends_once_the_marked_data_is_delivered() {
         let mut est = DeliveryRateEstimator::new();
-        let p1 = est.on_sent(at_ms(0), 0);
+        let p1 = est.on_sent(at_ms(0), 0, 1000);
         est.on_app_limited(1000);
         assert!(est.is_app_limited());
-        let p2 = est.on_sent(at_ms(1), 1000);
+        let p2 = est.on_sent(at_ms(1), 1000, 2000);
         assert!(p2.is_app_limited);
         est.on_delivered(at_ms(10), 1000, &p1);
         let _ = est.take_sample(None);
@@ -178,5 +219,28 @@ mod tests {
         let s = est.take_sample(None).unwrap();
         assert!(s.is_app_limited);
         assert!(!est.is_app_limited());
+    }
+
+    #[test]
+    fn a_sample_carries_its_flight_and_the_losses_declared_during_it() {
+        // Three 1000-byte packets back to back: 1000, 2000 and 3000 bytes in flight once each
+        // left. The first is declared lost after the second's ACK; the third's ACK reports that
+        // 1000 of the 3000 bytes in its flight were lost. A fourth packet, sent after the loss
+        // was declared, reports none.
+        let mut est = DeliveryRateEstimator::new();
+        let _p1 = est.on_sent(at_ms(0), 0, 1000);
+        let p2 = est.on_sent(at_ms(0), 1000, 2000);
+        let p3 = est.on_sent(at_ms(0), 2000, 3000);
+        est.on_delivered(at_ms(50), 1000, &p2);
+        assert_eq!(est.take_sample(None).unwrap().lost_bytes, 0);
+        est.on_lost(1000);
+        est.on_delivered(at_ms(51), 1000, &p3);
+        let s = est.take_sample(None).unwrap();
+        assert_eq!((s.tx_in_flight_bytes, s.lost_bytes), (3000, 1000));
+        assert_eq!(est.lost(), 1000);
+        let p4 = est.on_sent(at_ms(50), 0, 1000);
+        est.on_delivered(at_ms(100), 1000, &p4);
+        let s = est.take_sample(None).unwrap();
+        assert_eq!((s.tx_in_flight_bytes, s.lost_bytes), (1000, 0));
     }
 }

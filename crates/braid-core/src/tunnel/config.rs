@@ -18,7 +18,7 @@ pub const DEFAULT_REASSEMBLY_PKTS: usize = 4096;
 ///
 /// Seed 000 compares TCP tunnels (NewReno, BBR, BBRv2: reliable, in order per path) with DCCP
 /// tunnels (CCID2, CCID5: unreliable), and names retransmission with a deadline as future work
-/// (section 6). The behaviours are in [`super::sender`] and [`super::reassembly`].
+/// (section 6). The behaviours are in `tunnel/sender.rs` and `tunnel/reassembly.rs`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reliability {
     /// DCCP-like: a loss is news for the congestion controller only.

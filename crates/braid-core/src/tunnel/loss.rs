@@ -131,7 +131,7 @@ impl<P> SentTracker<P> {
         if self.outstanding_bytes == 0 {
             self.last_progress = now;
         }
-        let rate = self.rate.on_sent(now, self.outstanding_bytes);
+        let rate = self.rate.on_sent(now, self.outstanding_bytes, self.outstanding_bytes + charge);
         self.sent.push_back(SentPacket {
             sent_time: now,
             charge,
@@ -170,8 +170,10 @@ impl<P> SentTracker<P> {
         if self.outstanding_bytes == 0 {
             self.last_progress = now;
         }
-        let rate = self.rate.on_sent(now, self.outstanding_bytes);
-        let p = &mut self.sent[(path_seq - self.front_seq) as usize];
+        let idx = (path_seq - self.front_seq) as usize;
+        let charge = self.sent[idx].charge;
+        let rate = self.rate.on_sent(now, self.outstanding_bytes, self.outstanding_bytes + charge);
+        let p = &mut self.sent[idx];
         debug_assert_eq!(p.state, State::AwaitingRetransmission);
         p.state = State::Outstanding;
         p.retransmitted = true;
@@ -338,6 +340,7 @@ impl<P> SentTracker<P> {
                 self.loss_time = Some(self.loss_time.map_or(t, |l| l.min(t)));
             }
         }
+        self.rate.on_lost(bytes);
         (pkts, bytes, newest)
     }
 
@@ -377,6 +380,7 @@ impl<P> SentTracker<P> {
             return (ev, false, pkts);
         }
         if self.outstanding_bytes > 0 && self.last_progress + self.rto() <= now {
+            self.rate.on_lost(self.outstanding_bytes);
             let mut pkts = 0;
             for i in 0..self.sent.len() {
                 if self.sent[i].state == State::Outstanding {

@@ -302,8 +302,10 @@ impl TcpSender {
     /// Puts segment `seq` on the wire and does the bookkeeping of a departure.
     fn transmit(&mut self, now: Instant, seq: u64, retransmission: bool, probe: bool) -> Segment {
         let len = self.config.segment_len(seq);
-        // Linux `tcp_rate_skb_sent` restarts the sampling clocks when `packets_out` is zero.
-        let info = self.rate.on_sent(now, self.board.outstanding_bytes());
+        // Linux `tcp_rate_skb_sent` restarts the sampling clocks when `packets_out` is zero;
+        // the flight the segment joins is the pipe plus itself (`tx.in_flight`).
+        let tx_in_flight = self.board.pipe() + u64::from(len);
+        let info = self.rate.on_sent(now, self.board.outstanding_bytes(), tx_in_flight);
         if retransmission {
             self.board.on_retransmit(seq, info);
             self.rack.on_retransmit(seq, now);
@@ -575,6 +577,7 @@ impl TcpSender {
     /// New losses: start a recovery episode if none is running and tell the controller.
     fn on_losses(&mut self, now: Instant, lost: &LossBatch) {
         self.lost_segments += lost.segments;
+        self.rate.on_lost(lost.bytes);
         if self.recovery == Recovery::Open {
             self.recovery = Recovery::Fast { point: self.board.nxt() };
             self.congestion_events += 1;
@@ -660,6 +663,8 @@ impl TcpSender {
             return;
         }
         self.rto_count += 1;
+        // Everything in the pipe is declared lost (Linux `tcp_timeout_mark_lost`).
+        self.rate.on_lost(self.board.pipe());
         self.lost_segments += self.board.mark_all_lost();
         self.undo = None;
         self.rack.on_rto(self.board.nxt());

@@ -168,7 +168,7 @@ impl Network {
 
     fn send(&mut self) {
         let now = self.now;
-        let info = self.est.on_sent(now, self.in_flight_bytes);
+        let info = self.est.on_sent(now, self.in_flight_bytes, self.in_flight_bytes + MSS);
         self.in_flight_bytes += MSS;
         self.bbr.on_sent(now, MSS, self.in_flight_bytes);
         let admitted = self.policer.as_mut().is_none_or(|p| p.admit(now, MSS));
@@ -196,6 +196,7 @@ impl Network {
         }
         self.in_flight_bytes -= lost;
         self.lost_bytes += lost;
+        self.est.on_lost(lost);
         if lost > 0 {
             self.bbr.on_congestion_event(&CongestionEvent {
                 now,
@@ -299,6 +300,8 @@ impl Driver {
             interval: a.rtt,
             prior_delivered_bytes,
             is_app_limited: a.app_limited,
+            tx_in_flight_bytes: a.in_flight + a.acked,
+            lost_bytes: a.lost,
         });
         let ack = AckEvent {
             now: self.now,
