@@ -9,11 +9,15 @@ use crate::tcp::{Ack, Segment};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PktId(pub u32);
 
+/// Index of a tunnel feedback frame in the [`PacketPool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FeedbackId(pub u32);
+
 /// What a packet carries.
 ///
-/// Feedback frames make this enum a few hundred bytes; packets live in a reused pool, so the
-/// size costs memory once, where boxing the large variant would allocate per feedback frame.
-#[allow(clippy::large_enum_variant)]
+/// A feedback frame (up to 16 ack ranges, some 300 bytes) lives in the pool's own free list and
+/// the packet refers to it, so every packet stays small: packets are copied by value through
+/// links, queues and the tunnel sender, which keeps each one until it is acknowledged.
 #[derive(Clone, Copy, Debug)]
 pub enum Payload {
     /// An end-to-end TCP data segment.
@@ -23,7 +27,7 @@ pub enum Payload {
     /// A greedy UDP datagram.
     Udp,
     /// Tunnel feedback for the path it travels on (reverse direction of the data it acks).
-    Feedback(Feedback),
+    Feedback(FeedbackId),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -68,11 +72,36 @@ pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<u32>,
     live: usize,
+    frames: Vec<Feedback>,
+    free_frames: Vec<u32>,
 }
 
 impl PacketPool {
     pub fn with_capacity(n: usize) -> Self {
-        PacketPool { slots: Vec::with_capacity(n), free: Vec::with_capacity(n), live: 0 }
+        PacketPool {
+            slots: Vec::with_capacity(n),
+            free: Vec::with_capacity(n),
+            live: 0,
+            frames: Vec::new(),
+            free_frames: Vec::new(),
+        }
+    }
+
+    /// A packet carrying feedback frame `fb`; the frame is freed with the packet.
+    pub fn alloc_feedback(&mut self, fb: Feedback, inner_len: u32, downlink: bool) -> PktId {
+        let f = if let Some(i) = self.free_frames.pop() {
+            self.frames[i as usize] = fb;
+            i
+        } else {
+            self.frames.push(fb);
+            (self.frames.len() - 1) as u32
+        };
+        self.alloc(Packet::new(Payload::Feedback(FeedbackId(f)), inner_len, downlink))
+    }
+
+    #[inline]
+    pub fn feedback(&self, id: FeedbackId) -> &Feedback {
+        &self.frames[id.0 as usize]
     }
 
     pub fn alloc(&mut self, p: Packet) -> PktId {
@@ -88,6 +117,9 @@ impl PacketPool {
 
     pub fn free(&mut self, id: PktId) {
         self.live -= 1;
+        if let Payload::Feedback(f) = self.slots[id.0 as usize].payload {
+            self.free_frames.push(f.0);
+        }
         self.free.push(id.0);
     }
 

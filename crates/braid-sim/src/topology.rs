@@ -383,7 +383,8 @@ impl World {
             }
             return;
         };
-        if let Payload::Feedback(fb) = p.payload {
+        if let Payload::Feedback(f) = p.payload {
+            let fb = *self.pool.feedback(f);
             let sender = if tx == Agent::ProxyTx { &mut t.proxy_tx } else { &mut t.ue_tx };
             sender.handle_feedback(now, &fb);
             self.pool.free(id);
@@ -543,7 +544,7 @@ impl World {
                 let len = FEEDBACK_OUTER_HEADER_BYTES + fb.encoded_len() as u32;
                 let i = fb.path_id as usize;
                 // Feedback for downlink data travels uplink, and vice versa.
-                let id = self.pool.alloc(Packet::new(Payload::Feedback(fb), len, !down));
+                let id = self.pool.alloc_feedback(fb, len, !down);
                 self.send(if down { path_ul(i) } else { path_dl(i) }, id);
                 continue;
             }

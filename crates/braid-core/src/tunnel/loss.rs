@@ -56,14 +56,13 @@ pub(crate) struct Retained<P> {
     pub scheduled_at: Instant,
 }
 
-#[derive(Debug)]
-struct SentPacket<P> {
+#[derive(Clone, Copy, Debug)]
+struct SentPacket {
     sent_time: Instant,
     charge: u64,
     rate: PacketRateInfo,
     state: State,
     retransmitted: bool,
-    retained: Option<Retained<P>>,
 }
 
 /// What processing one feedback frame produced for the controller.
@@ -79,7 +78,11 @@ pub(crate) struct FeedbackOutcome {
 pub(crate) struct SentTracker<P> {
     /// Path sequence number of `sent[0]`.
     front_seq: u64,
-    sent: VecDeque<SentPacket<P>>,
+    sent: VecDeque<SentPacket>,
+    /// The kept copies, index-aligned with `sent`, on retransmitting paths only (empty
+    /// otherwise, so an unreliable path's per-packet record stays small).
+    copies: VecDeque<Option<Retained<P>>>,
+    retain: bool,
     /// Charged bytes outstanding on the network (not acknowledged, not declared lost).
     pub(crate) outstanding_bytes: u64,
     /// Path sequence numbers waiting to be sent again, oldest first; entries whose packet was
@@ -100,10 +103,19 @@ pub(crate) struct SentTracker<P> {
 }
 
 impl<P> SentTracker<P> {
-    pub(crate) fn new(min_rto: Duration, packet_threshold: u64, capacity: usize) -> Self {
+    /// `retain`: the path retransmits, so [`SentTracker::on_sent`] is given a copy of every
+    /// packet.
+    pub(crate) fn new(
+        min_rto: Duration,
+        packet_threshold: u64,
+        capacity: usize,
+        retain: bool,
+    ) -> Self {
         SentTracker {
             front_seq: 0,
             sent: VecDeque::with_capacity(capacity),
+            copies: VecDeque::with_capacity(if retain { capacity } else { 0 }),
+            retain,
             outstanding_bytes: 0,
             resend: VecDeque::with_capacity(capacity),
             resend_bytes: 0,
@@ -138,8 +150,11 @@ impl<P> SentTracker<P> {
             rate,
             state: State::Outstanding,
             retransmitted: false,
-            retained,
         });
+        debug_assert_eq!(self.retain, retained.is_some());
+        if self.retain {
+            self.copies.push_back(retained);
+        }
         self.outstanding_bytes += charge;
     }
 
@@ -160,8 +175,8 @@ impl<P> SentTracker<P> {
             }
         }
         let seq = *self.resend.front()?;
-        let p = &self.sent[(seq - self.front_seq) as usize];
-        Some((seq, p.charge, p.retained.as_ref()?))
+        let idx = (seq - self.front_seq) as usize;
+        Some((seq, self.sent[idx].charge, self.copies.get(idx)?.as_ref()?))
     }
 
     /// `path_seq`, the packet [`SentTracker::next_resend`] returned, leaves again now.
@@ -186,19 +201,21 @@ impl<P> SentTracker<P> {
     /// Gives up `path_seq`, the packet [`SentTracker::next_resend`] returned: lost for good.
     pub(crate) fn expire(&mut self, path_seq: u64) {
         self.resend.pop_front();
-        let p = &mut self.sent[(path_seq - self.front_seq) as usize];
+        let idx = (path_seq - self.front_seq) as usize;
+        let p = &mut self.sent[idx];
         p.state = State::Lost;
-        p.retained = None;
         self.resend_bytes -= p.charge;
+        self.copies[idx] = None;
         self.pop_settled();
     }
 
     /// Declares an outstanding packet lost: queued to be sent again if a copy was kept.
     fn mark_lost(&mut self, idx: usize) {
         let seq = self.front_seq + idx as u64;
+        let kept = self.copies.get(idx).is_some_and(Option::is_some);
         let p = &mut self.sent[idx];
         self.outstanding_bytes -= p.charge;
-        if p.retained.is_some() {
+        if kept {
             p.state = State::AwaitingRetransmission;
             self.resend_bytes += p.charge;
             self.resend.push_back(seq);
@@ -220,11 +237,14 @@ impl<P> SentTracker<P> {
             let lo = range.smallest.max(self.front_seq);
             let hi = range.largest.min(end_seq - 1);
             for seq in lo..=hi {
-                let p = &mut self.sent[(seq - self.front_seq) as usize];
+                let idx = (seq - self.front_seq) as usize;
+                let p = &mut self.sent[idx];
                 match p.state {
                     State::Outstanding => {
                         p.state = State::Acked;
-                        p.retained = None;
+                        if let Some(c) = self.copies.get_mut(idx) {
+                            *c = None;
+                        }
                         self.outstanding_bytes -= p.charge;
                         newly_acked += p.charge;
                         let (info, sent_time, retx) = (p.rate, p.sent_time, p.retransmitted);
@@ -244,7 +264,9 @@ impl<P> SentTracker<P> {
                     State::AwaitingRetransmission => {
                         // The original arrived before its retransmission left: no need to send.
                         p.state = State::Acked;
-                        p.retained = None;
+                        if let Some(c) = self.copies.get_mut(idx) {
+                            *c = None;
+                        }
                         self.resend_bytes -= p.charge;
                     }
                     State::Acked => {}
@@ -347,6 +369,7 @@ impl<P> SentTracker<P> {
     fn pop_settled(&mut self) {
         while self.sent.front().is_some_and(|p| matches!(p.state, State::Acked | State::Lost)) {
             self.sent.pop_front();
+            self.copies.pop_front();
             self.front_seq += 1;
         }
     }
@@ -421,7 +444,7 @@ mod tests {
         // Scheduled at 3 ms (the header timestamp the receiver echoes), transmitted at 10 ms
         // after waiting for pacing, acknowledged at 52 ms after a 2 ms hold: the RTT is 40 ms,
         // not the 47 ms the echo would give.
-        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16);
+        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16, false);
         t.on_sent(ms(10), 0, 1000, None);
         let mut fb = feedback(&[(0, 0)], 3);
         fb.hold_time_ns = 2_000_000;
@@ -434,7 +457,7 @@ mod tests {
 
     #[test]
     fn third_later_ack_declares_a_hole_lost() {
-        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16);
+        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16, false);
         for seq in 0..5 {
             t.on_sent(ms(seq), seq, 1000, None);
         }
@@ -451,7 +474,7 @@ mod tests {
 
     #[test]
     fn time_threshold_declares_loss_via_the_timer() {
-        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16);
+        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16, false);
         t.on_sent(ms(0), 0, 1000, None);
         t.on_sent(ms(1), 1, 1000, None);
         let out = t.on_feedback(ms(21), &feedback(&[(1, 1)], 1));
@@ -467,7 +490,7 @@ mod tests {
 
     #[test]
     fn rto_declares_the_whole_flight_lost_and_backs_off() {
-        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16);
+        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16, false);
         t.on_sent(ms(0), 0, 1000, None);
         t.on_sent(ms(0), 1, 1000, None);
         // No RTT sample yet: initial RTO of 1 s.
@@ -482,7 +505,7 @@ mod tests {
 
     #[test]
     fn repeated_feedback_does_not_double_count() {
-        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16);
+        let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16, false);
         t.on_sent(ms(0), 0, 1000, None);
         t.on_sent(ms(0), 1, 1000, None);
         let fb = feedback(&[(0, 1)], 0);

@@ -126,12 +126,14 @@ impl<P> SenderPath<P> {
     /// against the window when they were scheduled), or a retransmission the window has room
     /// for (`cwnd`: the path controller's window). As in TCP, a retransmission is sent only
     /// when the window allows, so an RTO's flight goes out again at slow-start pace.
-    fn has_pending(&self, cwnd: u64, mss: u64) -> bool {
+    /// `cwnd` is asked for only when a retransmission waits (it is a virtual call, and this
+    /// runs for every path on every poll).
+    fn has_pending(&self, cwnd: impl FnOnce() -> u64, mss: u64) -> bool {
         !self.pacing_queue.is_empty() || self.resend_allowed(cwnd, mss)
     }
 
-    fn resend_allowed(&self, cwnd: u64, mss: u64) -> bool {
-        self.tracker.has_resend() && self.tracker.outstanding_bytes + mss <= cwnd
+    fn resend_allowed(&self, cwnd: impl FnOnce() -> u64, mss: u64) -> bool {
+        self.tracker.has_resend() && self.tracker.outstanding_bytes + mss <= cwnd()
     }
 }
 
@@ -170,7 +172,12 @@ impl<P: Clone> TunnelSender<P> {
                 pacing_queue: VecDeque::with_capacity(64),
                 queued_bytes: 0,
                 next_send_time: Instant::ZERO,
-                tracker: SentTracker::new(config.min_rto, config.packet_threshold, 1024),
+                tracker: SentTracker::new(
+                    config.min_rto,
+                    config.packet_threshold,
+                    1024,
+                    config.reliability.retransmits(),
+                ),
                 stats: PathStats::default(),
             })
             .collect();
@@ -226,7 +233,8 @@ impl<P: Clone> TunnelSender<P> {
                 .iter()
                 .enumerate()
                 .filter(|(i, p)| {
-                    p.next_send_time <= now && p.has_pending(self.cc.cwnd_bytes(*i), self.mss_bytes)
+                    p.next_send_time <= now
+                        && p.has_pending(|| self.cc.cwnd_bytes(*i), self.mss_bytes)
                 })
                 .min_by_key(|(i, p)| (p.next_send_time, *i))?;
             // Retransmissions go first, as TCP repairs holes before sending new data.
@@ -267,7 +275,7 @@ impl<P: Clone> TunnelSender<P> {
 
     /// Sends path `i`'s oldest lost packet again, unless a partial path judges it too late.
     fn retransmit(&mut self, now: Instant, i: usize) -> Option<Transmit<P>> {
-        if !self.paths[i].resend_allowed(self.cc.cwnd_bytes(i), self.mss_bytes) {
+        if !self.paths[i].resend_allowed(|| self.cc.cwnd_bytes(i), self.mss_bytes) {
             return None;
         }
         let deadline = (self.reliability == Reliability::Partial).then(|| self.gap_estimate(i));
@@ -403,7 +411,7 @@ impl<P: Clone> TunnelSender<P> {
         for (i, p) in self.paths.iter_mut().enumerate() {
             let in_flight = p.in_flight_bytes();
             let cwnd = self.cc.cwnd_bytes(i);
-            if !p.has_pending(cwnd, self.mss_bytes) && in_flight + self.mss_bytes <= cwnd {
+            if !p.has_pending(|| cwnd, self.mss_bytes) && in_flight + self.mss_bytes <= cwnd {
                 p.tracker.rate.on_app_limited(in_flight);
             }
         }
@@ -416,7 +424,7 @@ impl<P: Clone> TunnelSender<P> {
             .iter()
             .enumerate()
             .flat_map(|(i, p)| {
-                let pending = p.has_pending(self.cc.cwnd_bytes(i), self.mss_bytes);
+                let pending = p.has_pending(|| self.cc.cwnd_bytes(i), self.mss_bytes);
                 let pacing = pending.then_some(p.next_send_time);
                 [pacing, p.tracker.timeout()]
             })
