@@ -50,12 +50,76 @@ def tunnel_cc(name, cc, title, seconds=12.0, extra=()):
     }
 
 
+def coupled_cc(name, cc, title, seconds=20.0):
+    """Both paths saturated (round robin, greedy UDP), 100-packet buffers: the coupled
+    increase shows in how the two windows grow and share."""
+    return {
+        "name": name,
+        "title": title,
+        "scenario": "scenarios/default.toml",
+        "set": UDP + [f"tunnel.cc={cc}", "tunnel.scheduler=rr", "paths.0.buffer_pkts=100",
+                      "paths.1.buffer_pkts=100"],
+        "until": seconds,
+        "axes": [
+            [("wifi_cwnd_bytes", "path 1 cwnd (20 ms)", 1 / PKT),
+             ("cellular_cwnd_bytes", "path 2 cwnd (40 ms)", 1 / PKT)],
+            [("wifi_queue_pkts", "path 1 queue", 1.0), ("cellular_queue_pkts", "path 2 queue", 1.0)],
+        ],
+        "ylabels": ["packets", "packets"],
+    }
+
+
 FIGURES = [
     tunnel_cc("newreno", "newreno", "NewReno tunnel (RFC 5681/6582): slow start, then the AIMD sawtooth",
               extra=SMALL_BUFFER),
     tunnel_cc("cubic", "cubic", "CUBIC tunnel (RFC 9438): beta = 0.7 cut, concave regrowth to W_max, convex probing",
               extra=SMALL_BUFFER),
     tunnel_cc("bbr", "bbr", "BBRv1 tunnel (tcp_bbr.c): Startup, Drain, ProbeBW gain cycle, ProbeRTT every 10 s", seconds=14.0),
+    tunnel_cc("bbr2", "bbr2", "BBRv2 tunnel: ProbeBW DOWN/CRUISE/REFILL/UP, ProbeRTT every 5 s at half the BDP",
+              seconds=14.0),
+    tunnel_cc("bbr3", "bbr3", "BBRv3 tunnel: as BBRv2 with v3's gains; ProbeRTT every 5 s at half the BDP",
+              seconds=14.0),
+    coupled_cc("lia", "lia", "LIA (RFC 6356) on two saturated paths: coupled increase, Reno decrease"),
+    coupled_cc("olia", "olia", "OLIA (Khalili et al. 2013): window shifts towards the best path"),
+    coupled_cc("balia", "balia", "BALIA (Peng et al. 2016): balanced increase, decrease capped at 1.5 x"),
+    coupled_cc("wvegas", "wvegas", "wVegas (Cao et al. 2012): per-path backlog targets, no loss needed"),
+    coupled_cc("coupled_cubic", "coupled_cubic", "Coupled CUBIC (seed 003): CUBIC or LIA behaviour by BDP"),
+    {
+        "name": "acpf",
+        "title": "ACPF (seed 004): the shared live-cwnd fraction follows the scheduler queue",
+        "scenario": "scenarios/default.toml",
+        "set": ["tunnel.scheduler=acpf", "e2e.cc=bbr", "e2e.bytes=100000000"],
+        "until": 6.0,
+        "axes": [
+            [("acpf_fraction", "ACPF fraction", 1.0)],
+            [("sched_queue_pkts", "scheduler queue", 1.0), ("wifi_queue_pkts", "path 1 bottleneck queue", 1.0)],
+        ],
+        "ylabels": ["fraction", "packets"],
+    },
+    {
+        "name": "codel",
+        "title": "CoDel (RFC 8289) at the bottlenecks (CDL1): Cubic end to end, NewReno tunnels",
+        "scenario": "scenarios/default.toml",
+        "set": ["keys=CDL1", "tunnel.cc=newreno", "e2e.cc=cubic", "e2e.bytes=100000000"],
+        "until": 10.0,
+        "axes": [
+            [("wifi_queue_pkts", "path 1 queue", 1.0), ("cellular_queue_pkts", "path 2 queue", 1.0)],
+            [("wifi_cwnd_bytes", "path 1 cwnd", 1 / PKT)],
+        ],
+        "ylabels": ["packets", "packets"],
+    },
+    {
+        "name": "traces",
+        "title": "Mahimahi capacity traces (traces/*.mahi): throughput per path, CPF, Cubic over BBR",
+        "scenario": "scenarios/traces.toml",
+        "set": [],
+        "until": 20.0,
+        "axes": [
+            [("throughput.csv:wifi_mbps", "path 1 (wifi-var)", 1.0),
+             ("throughput.csv:cellular_mbps", "path 2 (lte-var)", 1.0)],
+        ],
+        "ylabels": ["Mbit/s"],
+    },
 ]
 
 
@@ -72,18 +136,22 @@ def run(fig, out_dir):
         cmd += ["--set", s]
     print("$", " ".join(cmd[0:1] + [fig["scenario"]] + cmd[3:5] + [f"--set {s}" for s in fig["set"]]), file=sys.stderr)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(os.path.join(out_dir, "trace.csv"), newline="") as f:
-        return list(csv.DictReader(f))
+    tables = {}
+    for name in ("trace.csv", "throughput.csv"):
+        with open(os.path.join(out_dir, name), newline="") as f:
+            tables[name] = list(csv.DictReader(f))
+    return tables
 
 
-def draw(fig, rows):
-    rows = [r for r in rows if float(r["t_s"]) <= fig["until"]]
-    t = [float(r["t_s"]) for r in rows]
+def draw(fig, tables):
     n = len(fig["axes"])
     _, axes = plt.subplots(n, 1, figsize=(9, 2.6 * n + 0.6), sharex=True, squeeze=False)
     for ax, series, ylabel in zip(axes[:, 0], fig["axes"], fig["ylabels"]):
         for col, label, scale in series:
-            ax.plot(t, [float(r[col]) * scale for r in rows], label=label, linewidth=1)
+            table, _, col = col.rpartition(":")
+            rows = [r for r in tables[table or "trace.csv"] if float(r["t_s"]) <= fig["until"]]
+            pts = [(float(r["t_s"]), float(r[col]) * scale) for r in rows if r[col] != ""]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, linewidth=1)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         ax.legend(loc="upper right", fontsize=8)
