@@ -420,16 +420,17 @@ impl<P: Clone> TunnelSender<P> {
     /// The earliest time the sender needs [`TunnelSender::handle_timeout`] or
     /// [`TunnelSender::poll_transmit`] again.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.paths
-            .iter()
-            .enumerate()
-            .flat_map(|(i, p)| {
-                let pending = p.has_pending(|| self.cc.cwnd_bytes(i), self.mss_bytes);
-                let pacing = pending.then_some(p.next_send_time);
-                [pacing, p.tracker.timeout()]
-            })
-            .flatten()
-            .min()
+        let mut earliest: Option<Instant> = None;
+        let mut consider = |t: Instant| earliest = Some(earliest.map_or(t, |e| e.min(t)));
+        for (i, p) in self.paths.iter().enumerate() {
+            if p.has_pending(|| self.cc.cwnd_bytes(i), self.mss_bytes) {
+                consider(p.next_send_time);
+            }
+            if let Some(t) = p.tracker.timeout() {
+                consider(t);
+            }
+        }
+        earliest
     }
 
     /// Fires due loss and retransmission timers.
