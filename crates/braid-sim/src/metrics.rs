@@ -102,10 +102,27 @@ pub struct E2eReport {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ReorderReport {
     pub released_on_timeout: u64,
+    pub released_on_fast_loss: u64,
     pub released_on_overflow: u64,
     pub late: u64,
     pub skipped_seqs: u64,
+    /// Second copies refused (redundant scheduling, spurious retransmissions), including
+    /// `too_old`.
+    pub duplicates: u64,
+    /// Refused for lying below the duplicate window.
+    pub too_old: u64,
     pub wait_limit_ms_mean: f64,
+}
+
+/// The downlink tunnel sender's own work beyond one copy per packet.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TunnelReport {
+    /// Lost packets sent again (`reliable`, `partial`).
+    pub retransmissions: u64,
+    /// Lost packets a `partial` path gave up because a copy would arrive too late.
+    pub expired: u64,
+    /// Extra copies made by the `redundant` scheduler.
+    pub redundant_copies: u64,
 }
 
 /// The summary of one run: the `--json` output of `braid sim`.
@@ -119,6 +136,7 @@ pub struct Report {
     pub hol_ms: MeanMax,
     pub e2e: E2eReport,
     pub reorder: ReorderReport,
+    pub tunnel: TunnelReport,
     pub events: u64,
     pub simulated_packets: u64,
     pub wall_s: f64,

@@ -7,7 +7,7 @@ use braid_core::reorder::{ReorderConfig, ReorderKind};
 use braid_core::tunnel::TunnelConfig;
 
 use crate::link::{Aqm, Capacity, LinkSpec, LinkSpecError};
-use crate::metrics::{Drops, E2eReport, PathReport, ReorderReport, Report, Series};
+use crate::metrics::{Drops, E2eReport, PathReport, ReorderReport, Report, Series, TunnelReport};
 use crate::scenario::{
     AqmChoice, E2eKind, LossChoice, PathConfig, ReorderChoice, Scenario, ScenarioError, TraceFile,
 };
@@ -333,10 +333,18 @@ fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f6
         },
         reorder: ReorderReport {
             released_on_timeout: out.reorder.released_on_timeout,
+            released_on_fast_loss: out.reorder.released_on_fast_loss,
             released_on_overflow: out.reorder.released_on_overflow,
             late: out.reorder.late,
             skipped_seqs: out.reorder.skipped_seqs,
+            duplicates: out.reorder.duplicates,
+            too_old: out.reorder.too_old,
             wait_limit_ms_mean: out.wait_limit_ms.mean_max().mean,
+        },
+        tunnel: TunnelReport {
+            retransmissions: out.downlink_sender.retransmissions,
+            expired: out.downlink_sender.expired,
+            redundant_copies: out.downlink_sender.redundant_copies,
         },
         events: out.events,
         simulated_packets: out.simulated_packets,

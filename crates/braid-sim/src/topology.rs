@@ -134,6 +134,8 @@ pub struct Outcome {
     pub retransmissions: u64,
     pub rto_count: u64,
     pub reorder: braid_core::reorder::ReorderStats,
+    /// The downlink tunnel sender's counters (retransmissions, expiries, redundant copies).
+    pub downlink_sender: braid_core::tunnel::SenderStats,
     pub series: Series,
     pub peak_live_packets: usize,
 }
@@ -711,6 +713,7 @@ impl World {
             retransmissions,
             rto_count,
             reorder: t.map(|t| t.ue_rx.stats().reorder).unwrap_or_default(),
+            downlink_sender: t.map(|t| t.proxy_tx.stats()).unwrap_or_default(),
             peak_live_packets: self.pool.capacity_used(),
             series: self.series,
         }
