@@ -267,9 +267,15 @@ impl TcpSender {
         } else if self.new_data_allowed() {
             (self.board.nxt(), false)
         } else {
-            // Everything is sent or the receive window is full: the only ways a greedy sender
-            // is application-limited (draft-cheng-iccrg-delivery-rate-estimation 3.4).
-            if pipe + u64::from(self.config.mss_bytes) <= cwnd {
+            // Application-limited only once everything is sent (draft-cheng-iccrg-delivery-rate-
+            // estimation 3.4; Linux `tcp_rate_check_app_limited` requires an empty write queue).
+            // A full receive window is not: data is waiting, and with a hole at snd_una the
+            // window stays full through a whole recovery; marking it would make every rate
+            // sample app-limited until a window's worth more was delivered, and the controller
+            // would not grow (a 25 s stall at cwnd 1 after an RTO, found in seed 000's matrix).
+            if self.board.nxt() >= self.total_segments
+                && pipe + u64::from(self.config.mss_bytes) <= cwnd
+            {
                 self.rate.on_app_limited(pipe);
             }
             return None;

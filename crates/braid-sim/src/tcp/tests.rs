@@ -34,6 +34,8 @@ struct CcLog {
     /// For [`Recording`]: the window before each congestion event and after each undo.
     cwnd_before_congestion: Vec<u64>,
     cwnd_after_undo: Vec<u64>,
+    /// `delivered_bytes` of the first ACK that reported an app-limited sample.
+    first_app_limited_delivered: Option<u64>,
 }
 
 /// A test-only controller with a constant window and an optional constant pacing rate.
@@ -56,6 +58,9 @@ impl Controller for FixedWindow {
         let mut log = self.log.lock().unwrap();
         log.acks += 1;
         log.last_ack = Some(*ack);
+        if ack.app_limited && log.first_app_limited_delivered.is_none() {
+            log.first_app_limited_delivered = Some(ack.delivered_bytes);
+        }
     }
     fn on_congestion_event(&mut self, event: &CongestionEvent) {
         self.log.lock().unwrap().congestion_events.push(*event);
@@ -754,4 +759,22 @@ fn the_controller_hears_about_every_delivered_byte() {
     // Two separate episodes: 50-51 together, 200 later.
     assert_eq!(log.congestion_events.len(), 2);
     assert_eq!(log.congestion_events[0].lost_bytes, 2 * MSS);
+}
+
+#[test]
+fn a_full_receive_window_is_not_application_limited() {
+    // rwnd of 20 segments under a 40-segment window: the sender is receive-window-limited with
+    // data waiting the whole time, and a lost segment keeps snd_una (and the window) pinned for
+    // a recovery. Linux marks a sample app-limited only when the write queue is empty; marking
+    // rwnd-limited ones would stop the controller's growth. Only the tail (everything sent)
+    // may be app-limited.
+    let total = 2000;
+    let config = TcpConfig { rwnd_bytes: 20 * MSS, ..config_segments(total) };
+    let (cc, log) = fixed(40, None);
+    let mut h =
+        Harness::new(config, cc, Path::reference()).with_drop(drop_first_transmission_of(&[100]));
+    h.run(at_ms(60_000));
+    h.assert_delivered_exactly_once(&config);
+    let first = log.lock().unwrap().first_app_limited_delivered;
+    assert!(first.is_none_or(|d| d >= (total - 20) * MSS), "app-limited at {first:?} bytes");
 }
