@@ -92,6 +92,33 @@ pub(crate) fn fastest(paths: &[PathView]) -> Option<&PathView> {
     paths.iter().filter(|p| p.is_up).min_by_key(|p| (rank_srtt(p), p.cost, p.index))
 }
 
+/// What MinRTT's choice looks like to BLEST and ECF, which second-guess it only when it is a
+/// slower path than the fastest one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum MinRttChoice<'a> {
+    /// MinRTT's pick stands: it is the fastest usable path, or one of the two paths has no RTT
+    /// sample yet, so there is nothing to compare.
+    Take(usize),
+    /// MinRTT would use `slow` because the fastest usable path `fast` has no room; both have
+    /// smoothed RTTs (`rtt_f` and `rtt_s`).
+    Slower { fast: &'a PathView, slow: &'a PathView, rtt_f: Duration, rtt_s: Duration },
+}
+
+/// MinRTT's choice against the fastest usable path (BLEST section III, ECF Algorithm 1: both
+/// start from MinRTT and only judge a packet MinRTT would put on a slower path). `None` when no
+/// path has room.
+pub(crate) fn min_rtt_choice(paths: &[PathView]) -> Option<MinRttChoice<'_>> {
+    let best = lowest_rtt_with_room(paths)?;
+    let fast = fastest(paths)?;
+    if best.index == fast.index {
+        return Some(MinRttChoice::Take(best.index));
+    }
+    Some(match (fast.srtt, best.srtt) {
+        (Some(rtt_f), Some(rtt_s)) => MinRttChoice::Slower { fast, slow: best, rtt_f, rtt_s },
+        _ => MinRttChoice::Take(best.index),
+    })
+}
+
 /// Internal state a scheduler exposes for traces and metrics endpoints (the shape of
 /// quinn-proto's `ControllerMetrics`). A field is `Some` only for the scheduler that has it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
