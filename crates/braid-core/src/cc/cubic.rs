@@ -94,7 +94,7 @@ const UNUSED_MIN_RTO: Duration = Duration::from_millis(200);
 
 /// RFC 9438 Figure 2: K = cbrt((W_max - cwnd_epoch) / C), the seconds the curve takes to climb
 /// `gap_segments` back to W_max.
-pub(super) fn time_to_w_max_s(gap_segments: f64, c_segments_per_s3: f64) -> f64 {
+fn time_to_w_max_s(gap_segments: f64, c_segments_per_s3: f64) -> f64 {
     (gap_segments / c_segments_per_s3).cbrt()
 }
 
@@ -485,6 +485,33 @@ mod tests {
 
     fn loss(now: Instant, sent: Instant) -> CongestionEvent {
         CongestionEvent { now, largest_lost_sent_time: sent, lost_bytes: MSS, in_flight_bytes: 0 }
+    }
+
+    #[test]
+    fn curve_helpers_on_concrete_numbers() {
+        let mss = MSS as f64;
+        // Figure 2: W_max 100 segments, a stage starting at 70: K = cbrt(30 / 0.4) = 4.2172 s.
+        let (w_max, k_s) = epoch_w_max_and_k(Some(100.0 * mss), 70.0 * mss, mss, 0.4);
+        assert_eq!(w_max, 100.0 * mss);
+        assert!((k_s - 4.2172).abs() < 1e-4, "K {k_s}");
+        // Sections 4.8 and 4.10: no W_max, or one not above the start: K = 0, W_max = start.
+        assert_eq!(epoch_w_max_and_k(None, 70.0 * mss, mss, 0.4), (70.0 * mss, 0.0));
+        assert_eq!(epoch_w_max_and_k(Some(60.0 * mss), 70.0 * mss, mss, 0.4), (70.0 * mss, 0.0));
+        // Figure 1: 0.4 (t - K)^3 + W_max; at t = K + 2 s: 0.4 * 8 = 3.2 segments above W_max,
+        // at t = K - 2 s 3.2 below.
+        assert!((w_cubic_bytes(0.4, 6.0, 4.0, 100.0 * mss, mss) - 103.2 * mss).abs() < 1e-9);
+        assert!((w_cubic_bytes(0.4, 2.0, 4.0, 100.0 * mss, mss) - 96.8 * mss).abs() < 1e-9);
+        // Section 4.7: a loss at 80 segments below W_max 100 with beta 0.7 remembers
+        // 80 * 1.7 / 2 = 68; without fast convergence, or at or above W_max, the window itself.
+        let fc = w_max_after_loss_bytes(Some(100.0 * mss), 80.0 * mss, 0.7, true);
+        assert!((fc - 68.0 * mss).abs() < 1e-9, "W_max {fc}");
+        assert_eq!(w_max_after_loss_bytes(Some(100.0 * mss), 80.0 * mss, 0.7, false), 80.0 * mss);
+        assert_eq!(w_max_after_loss_bytes(Some(100.0 * mss), 120.0 * mss, 0.7, true), 120.0 * mss);
+        assert_eq!(w_max_after_loss_bytes(None, 80.0 * mss, 0.7, true), 80.0 * mss);
+        // The shared checks name the field.
+        assert_eq!(validate_c_and_beta(0.0, 0.7).unwrap_err().field, "c_segments_per_s3");
+        assert_eq!(validate_c_and_beta(0.4, 1.0).unwrap_err().field, "beta");
+        assert!(validate_c_and_beta(0.4, 0.7).is_ok());
     }
 
     /// Grows a fresh controller's window to `pkts` segments with slow-start ACKs sent at 0.

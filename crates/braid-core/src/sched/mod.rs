@@ -242,7 +242,32 @@ pub(crate) mod test_util {
 
 #[cfg(test)]
 mod tests {
+    use super::test_util::view;
     use super::*;
+
+    #[test]
+    fn min_rtt_choice_hands_over_only_a_slower_pick_with_both_rtts() {
+        // Path 0 (20 ms) full, path 1 (60 ms) open: MinRTT picks 1, slower than the fastest 0.
+        let paths = [view(0, 1, 10, 10, 20), view(1, 2, 10, 5, 60)];
+        match min_rtt_choice(&paths) {
+            Some(MinRttChoice::Slower { fast, slow, rtt_f, rtt_s }) => {
+                assert_eq!((fast.index, slow.index), (0, 1));
+                assert_eq!((rtt_f, rtt_s), (Duration::from_millis(20), Duration::from_millis(60)));
+            }
+            other => panic!("expected Slower, got {other:?}"),
+        }
+        // The fastest path has room: MinRTT's pick is the fastest path and stands.
+        let open = [view(0, 1, 10, 9, 20), view(1, 2, 10, 5, 60)];
+        assert!(matches!(min_rtt_choice(&open), Some(MinRttChoice::Take(0))));
+        // The full path 0 has no sample yet: it ranks fastest, MinRTT picks path 1, and with
+        // one RTT missing there is nothing to compare, so the pick stands.
+        let mut unsampled = paths;
+        unsampled[0].srtt = None;
+        assert!(matches!(min_rtt_choice(&unsampled), Some(MinRttChoice::Take(1))));
+        // No path has room: wait.
+        let full = [view(0, 1, 10, 10, 20), view(1, 2, 10, 10, 60)];
+        assert!(min_rtt_choice(&full).is_none());
+    }
 
     #[test]
     fn every_name_parses_to_a_scheduler_of_that_name() {

@@ -102,8 +102,7 @@ mod tests {
     use super::super::test_util::{plain_ack, set_path};
     use super::*;
     use crate::cc::newreno::ack_clock::ms;
-    use crate::cc::CcPhase;
-    use crate::cc::{CongestionEvent, MultipathController};
+    use crate::cc::{CcPhase, CongestionEvent, MultipathController};
 
     fn params() -> CcParams {
         CcParams { mss_bytes: MSS, initial_window_pkts: 10 }

@@ -109,8 +109,7 @@ mod tests {
     use super::*;
     use crate::cc::newreno::ack_clock::{ms, AckClock};
     use crate::cc::newreno::NewReno;
-    use crate::cc::CcPhase;
-    use crate::cc::MultipathController;
+    use crate::cc::{CcPhase, MultipathController};
 
     fn params() -> CcParams {
         CcParams { mss_bytes: MSS, initial_window_pkts: 10 }

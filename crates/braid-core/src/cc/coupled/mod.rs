@@ -20,8 +20,9 @@
 //! congestion-avoidance increase and leaves slow start, fast retransmit, fast recovery and the
 //! multiplicative decrease to RFC 5681): slow start, recovery episodes, the RTO collapse and the
 //! app-limited rule are NewReno's `ClassicWindow`, one per path, inside `CoupledPath`. The
-//! algorithms supply the congestion-avoidance increase, and BALIA, wVegas and Coupled CUBIC
-//! their own decreases.
+//! algorithms supply the congestion-avoidance increase, and BALIA and Coupled CUBIC their own
+//! decreases (wVegas its own once-per-round window changes), through the `Coupling` trait; one
+//! generic [`MultipathController`] implementation drives every path's events for all five.
 //!
 //! # Shared per-path state (`CoupledPath`)
 //! - the window (charged bytes, see [`super::Counting`]), with the fraction of a byte of growth
@@ -568,6 +569,28 @@ mod tests {
             assert_eq!(cc.cwnd_bytes(2), 10 * MSS);
         }
         assert!("cubic".parse::<CoupledAlgorithm>().is_err());
+    }
+
+    #[test]
+    fn events_for_a_path_index_out_of_range_are_ignored() {
+        for name in CoupledAlgorithm::NAMES {
+            let mut cc = name.parse::<CoupledAlgorithm>().unwrap().build(params(), 2);
+            cc.on_sent(2, ms(0), MSS, MSS);
+            cc.on_ack(2, &ack(ms(50), ms(0), MSS));
+            let loss = CongestionEvent {
+                now: ms(60),
+                largest_lost_sent_time: ms(0),
+                lost_bytes: MSS,
+                in_flight_bytes: 0,
+            };
+            cc.on_congestion_event(2, &loss);
+            cc.on_rto(2, ms(70));
+            // Both real paths keep their initial window of 10 segments, in slow start.
+            for path in 0..2 {
+                assert_eq!(cc.cwnd_bytes(path), 10 * MSS, "{name} path {path}");
+                assert_eq!(cc.metrics(path).phase, crate::cc::CcPhase::SlowStart);
+            }
+        }
     }
 
     #[test]

@@ -285,19 +285,6 @@ impl Coupling for Wvegas {
         &mut self.paths
     }
 
-    /// Reno's congestion-avoidance increase (kernel `tcp_reno_cong_avoid`), one segment per
-    /// window: the fallback for a round with too few RTT samples. Vegas's own window changes
-    /// are made once per round, in `end_of_round`.
-    fn increase_bytes(&mut self, path: usize, _now: Instant, acked_bytes: u64) -> Option<f64> {
-        let p = &self.paths[path];
-        Some(acked_bytes as f64 * p.mss_f64() / p.cwnd_f64())
-    }
-
-    /// A timeout forgets the path's rate (kernel `CA_EVENT_LOSS`).
-    fn after_timeout(&mut self, path: usize) {
-        self.vegas[path].rate_bytes_per_s = None;
-    }
-
     /// Vegas's round bookkeeping replaces the per-ACK increase: outside a round's end only slow
     /// start grows the window.
     fn on_path_ack(&mut self, path: usize, ack: &AckEvent) {
@@ -330,6 +317,19 @@ impl Coupling for Wvegas {
         self.vegas[path].clear_samples();
     }
 
+    /// Reno's congestion-avoidance increase (kernel `tcp_reno_cong_avoid`), one segment per
+    /// window: the fallback for a round with too few RTT samples. Vegas's own window changes
+    /// are made once per round, in `end_of_round`.
+    fn increase_bytes(&mut self, path: usize, _now: Instant, acked_bytes: u64) -> Option<f64> {
+        let p = &self.paths[path];
+        Some(acked_bytes as f64 * p.mss_f64() / p.cwnd_f64())
+    }
+
+    /// A timeout forgets the path's rate (kernel `CA_EVENT_LOSS`).
+    fn after_timeout(&mut self, path: usize) {
+        self.vegas[path].rate_bytes_per_s = None;
+    }
+
     fn path_metrics(&self, path: usize) -> CcMetrics {
         CcMetrics { min_rtt: self.vegas[path].base_rtt, ..self.paths[path].metrics() }
     }
@@ -341,8 +341,7 @@ mod tests {
     use super::super::test_util::set_path;
     use super::*;
     use crate::cc::newreno::ack_clock::{ack, ms};
-    use crate::cc::CcPhase;
-    use crate::cc::{CongestionEvent, MultipathController};
+    use crate::cc::{CcPhase, CongestionEvent, MultipathController};
 
     const BASE: Duration = Duration::from_millis(100);
 
