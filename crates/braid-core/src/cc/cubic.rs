@@ -94,13 +94,70 @@ const UNUSED_MIN_RTO: Duration = Duration::from_millis(200);
 
 /// RFC 9438 Figure 2: K = cbrt((W_max - cwnd_epoch) / C), the seconds the curve takes to climb
 /// `gap_segments` back to W_max.
-pub(super) fn time_to_w_max_s(gap_segments: f64, c_segments_per_s3: f64) -> f64 {
+fn time_to_w_max_s(gap_segments: f64, c_segments_per_s3: f64) -> f64 {
     (gap_segments / c_segments_per_s3).cbrt()
 }
 
-/// RFC 9438 Figure 1 without its W_max term: C (t - K)^3 in segments, negative before K.
-pub(super) fn cubic_offset_segments(c_segments_per_s3: f64, t_s: f64, k_s: f64) -> f64 {
-    c_segments_per_s3 * (t_s - k_s).powi(3)
+/// RFC 9438 Figure 1: W_cubic(t) = C (t - K)^3 + W_max, with the segment term converted to
+/// bytes at `mss_bytes`.
+pub(super) fn w_cubic_bytes(
+    c_segments_per_s3: f64,
+    t_s: f64,
+    k_s: f64,
+    w_max_bytes: f64,
+    mss_bytes: f64,
+) -> f64 {
+    c_segments_per_s3 * (t_s - k_s).powi(3) * mss_bytes + w_max_bytes
+}
+
+/// RFC 9438 section 4.2: W_max and K of a stage that starts at window `cwnd_epoch_bytes` after
+/// the last congestion event set `w_max_bytes`. Without a usable W_max (none yet, after a
+/// timeout, or not above the starting window) K = 0 and W_max = cwnd_epoch (sections 4.8 and
+/// 4.10; Linux `bictcp_update` does the same).
+pub(super) fn epoch_w_max_and_k(
+    w_max_bytes: Option<f64>,
+    cwnd_epoch_bytes: f64,
+    mss_bytes: f64,
+    c_segments_per_s3: f64,
+) -> (f64, f64) {
+    match w_max_bytes {
+        // Figure 2: K = cbrt((W_max - cwnd_epoch) / C), in segments.
+        Some(w_max) if w_max > cwnd_epoch_bytes => {
+            let gap_segments = (w_max - cwnd_epoch_bytes) / mss_bytes;
+            (w_max, time_to_w_max_s(gap_segments, c_segments_per_s3))
+        }
+        _ => (cwnd_epoch_bytes, 0.0),
+    }
+}
+
+/// RFC 9438 section 4.7, fast convergence: W_max after a congestion event at window
+/// `cwnd_bytes`. When the window is below the previous W_max the flow releases bandwidth:
+/// `W_max = cwnd (1 + beta) / 2`; otherwise `W_max = cwnd`.
+pub(super) fn w_max_after_loss_bytes(
+    last_w_max_bytes: Option<f64>,
+    cwnd_bytes: f64,
+    beta: f64,
+    fast_convergence: bool,
+) -> f64 {
+    match last_w_max_bytes {
+        Some(w_max) if fast_convergence && cwnd_bytes < w_max => cwnd_bytes * (1.0 + beta) / 2.0,
+        _ => cwnd_bytes,
+    }
+}
+
+/// The checks CUBIC's C and beta share wherever a CUBIC curve is configured: C finite and
+/// positive, beta in (0, 1).
+pub(super) fn validate_c_and_beta(c_segments_per_s3: f64, beta: f64) -> Result<(), CcConfigError> {
+    if !(c_segments_per_s3.is_finite() && c_segments_per_s3 > 0.0) {
+        return Err(CcConfigError {
+            field: "c_segments_per_s3",
+            allowed: "finite and greater than 0",
+        });
+    }
+    if !(beta > 0.0 && beta < 1.0) {
+        return Err(CcConfigError { field: "beta", allowed: "in the open interval (0, 1)" });
+    }
+    Ok(())
 }
 
 /// Which RTT CUBIC adds to `t` when it computes the target window (RFC 9438 section 4.2).
@@ -148,15 +205,9 @@ impl Default for CubicConfig {
 
 impl CubicConfig {
     pub fn validate(&self) -> Result<(), CcConfigError> {
-        let err = |field, allowed| Err(CcConfigError { field, allowed });
-        if !(self.c_segments_per_s3.is_finite() && self.c_segments_per_s3 > 0.0) {
-            return err("c_segments_per_s3", "finite and greater than 0");
-        }
-        if !(self.beta > 0.0 && self.beta < 1.0) {
-            return err("beta", "in the open interval (0, 1)");
-        }
+        validate_c_and_beta(self.c_segments_per_s3, self.beta)?;
         if self.abc_limit_segments == 0 {
-            return err("abc_limit_segments", "at least 1");
+            return Err(CcConfigError { field: "abc_limit_segments", allowed: "at least 1" });
         }
         Ok(())
     }
@@ -260,23 +311,20 @@ impl Cubic {
     /// RFC 9438 section 4.2: a new stage starts at `now` from the current window.
     fn begin_epoch(&mut self, now: Instant) -> Epoch {
         let cwnd_epoch = self.cwnd_f64();
-        let (w_max, k_s) = match self.w_max_bytes {
-            // Figure 2: K = cbrt((W_max - cwnd_epoch) / C), in segments.
-            Some(w_max) if w_max > cwnd_epoch => {
-                let gap_segments = (w_max - cwnd_epoch) / self.mss_f64();
-                (w_max, time_to_w_max_s(gap_segments, self.config.c_segments_per_s3))
-            }
-            // Sections 4.8 and 4.10: no usable W_max, so K = 0 and W_max = cwnd_epoch.
-            _ => (cwnd_epoch, 0.0),
-        };
+        let (w_max, k_s) = epoch_w_max_and_k(
+            self.w_max_bytes,
+            cwnd_epoch,
+            self.mss_f64(),
+            self.config.c_segments_per_s3,
+        );
         self.w_max_bytes = Some(w_max);
         Epoch { start: now, k_s, w_max_bytes: w_max, w_est_bytes: cwnd_epoch }
     }
 
     /// Figure 1: W_cubic(t) = C (t - K)^3 + W_max, in bytes.
     fn w_cubic_bytes(&self, epoch: &Epoch, t_s: f64) -> f64 {
-        let offset = cubic_offset_segments(self.config.c_segments_per_s3, t_s, epoch.k_s);
-        offset * self.mss_f64() + epoch.w_max_bytes
+        let c = self.config.c_segments_per_s3;
+        w_cubic_bytes(c, t_s, epoch.k_s, epoch.w_max_bytes, self.mss_f64())
     }
 
     /// One ACK's growth in congestion avoidance (RFC 9438 sections 4.2 to 4.5).
@@ -365,12 +413,12 @@ impl Controller for Cubic {
         self.save_undo();
         let cwnd = self.cwnd_f64();
         // Section 4.7: fast convergence, before the reduction.
-        self.w_max_bytes = Some(match self.w_max_bytes {
-            Some(w_max) if self.config.fast_convergence && cwnd < w_max => {
-                cwnd * (1.0 + self.config.beta) / 2.0
-            }
-            _ => cwnd,
-        });
+        self.w_max_bytes = Some(w_max_after_loss_bytes(
+            self.w_max_bytes,
+            cwnd,
+            self.config.beta,
+            self.config.fast_convergence,
+        ));
         // Section 4.6: multiplicative decrease.
         self.cwnd_prior_bytes = cwnd;
         let ssthresh = (cwnd * self.config.beta).round() as u64;
@@ -437,6 +485,33 @@ mod tests {
 
     fn loss(now: Instant, sent: Instant) -> CongestionEvent {
         CongestionEvent { now, largest_lost_sent_time: sent, lost_bytes: MSS, in_flight_bytes: 0 }
+    }
+
+    #[test]
+    fn curve_helpers_on_concrete_numbers() {
+        let mss = MSS as f64;
+        // Figure 2: W_max 100 segments, a stage starting at 70: K = cbrt(30 / 0.4) = 4.2172 s.
+        let (w_max, k_s) = epoch_w_max_and_k(Some(100.0 * mss), 70.0 * mss, mss, 0.4);
+        assert_eq!(w_max, 100.0 * mss);
+        assert!((k_s - 4.2172).abs() < 1e-4, "K {k_s}");
+        // Sections 4.8 and 4.10: no W_max, or one not above the start: K = 0, W_max = start.
+        assert_eq!(epoch_w_max_and_k(None, 70.0 * mss, mss, 0.4), (70.0 * mss, 0.0));
+        assert_eq!(epoch_w_max_and_k(Some(60.0 * mss), 70.0 * mss, mss, 0.4), (70.0 * mss, 0.0));
+        // Figure 1: 0.4 (t - K)^3 + W_max; at t = K + 2 s: 0.4 * 8 = 3.2 segments above W_max,
+        // at t = K - 2 s 3.2 below.
+        assert!((w_cubic_bytes(0.4, 6.0, 4.0, 100.0 * mss, mss) - 103.2 * mss).abs() < 1e-9);
+        assert!((w_cubic_bytes(0.4, 2.0, 4.0, 100.0 * mss, mss) - 96.8 * mss).abs() < 1e-9);
+        // Section 4.7: a loss at 80 segments below W_max 100 with beta 0.7 remembers
+        // 80 * 1.7 / 2 = 68; without fast convergence, or at or above W_max, the window itself.
+        let fc = w_max_after_loss_bytes(Some(100.0 * mss), 80.0 * mss, 0.7, true);
+        assert!((fc - 68.0 * mss).abs() < 1e-9, "W_max {fc}");
+        assert_eq!(w_max_after_loss_bytes(Some(100.0 * mss), 80.0 * mss, 0.7, false), 80.0 * mss);
+        assert_eq!(w_max_after_loss_bytes(Some(100.0 * mss), 120.0 * mss, 0.7, true), 120.0 * mss);
+        assert_eq!(w_max_after_loss_bytes(None, 80.0 * mss, 0.7, true), 80.0 * mss);
+        // The shared checks name the field.
+        assert_eq!(validate_c_and_beta(0.0, 0.7).unwrap_err().field, "c_segments_per_s3");
+        assert_eq!(validate_c_and_beta(0.4, 1.0).unwrap_err().field, "beta");
+        assert!(validate_c_and_beta(0.4, 0.7).is_ok());
     }
 
     /// Grows a fresh controller's window to `pkts` segments with slow-start ACKs sent at 0.

@@ -45,7 +45,7 @@
 use std::time::Duration;
 
 use super::config::{out_of_range, within, SchedulerConfigError};
-use super::{fastest, lowest_rtt_with_room, PathView, Scheduler, SchedulerMetrics};
+use super::{min_rtt_choice, MinRttChoice, PathView, Scheduler, SchedulerMetrics};
 use crate::time::Instant;
 
 /// `mptcp_blest.c` module parameter `lambda` (12, in tenths).
@@ -217,19 +217,15 @@ impl Default for Blest {
 impl Scheduler for Blest {
     fn select(&mut self, now: Instant, paths: &[PathView], _queued_pkts: usize) -> Option<usize> {
         self.note_window(paths);
-        let best = lowest_rtt_with_room(paths)?;
-        let fast = fastest(paths)?;
-        if best.index == fast.index {
-            return Some(best.index);
-        }
-        let (Some(rtt_f), Some(rtt_s)) = (fast.srtt, best.srtt) else {
-            return Some(best.index);
+        let (fast, slow, rtt_f, rtt_s) = match min_rtt_choice(paths)? {
+            MinRttChoice::Take(index) => return Some(index),
+            MinRttChoice::Slower { fast, slow, rtt_f, rtt_s } => (fast, slow, rtt_f, rtt_s),
         };
         if rtt_f.is_zero() {
-            return Some(best.index);
+            return Some(slow.index);
         }
         self.update_lambda(now, rtt_s);
-        (!self.would_block(fast, best, rtt_f, rtt_s)).then_some(best.index)
+        (!self.would_block(fast, slow, rtt_f, rtt_s)).then_some(slow.index)
     }
 
     fn name(&self) -> &'static str {

@@ -34,7 +34,7 @@
 use std::time::Duration;
 
 use super::config::{out_of_range, within, SchedulerConfigError};
-use super::{fastest, lowest_rtt_with_room, PathView, Scheduler, SchedulerMetrics};
+use super::{min_rtt_choice, MinRttChoice, PathView, Scheduler, SchedulerMetrics};
 use crate::time::Instant;
 
 /// Paper section 4 and `mptcp_ecf.c` (`mptcp_ecf_r_beta = 4`, beta = 1/4).
@@ -124,31 +124,27 @@ fn nanos(d: Duration) -> u128 {
 
 impl Scheduler for EarliestCompletionFirst {
     fn select(&mut self, _now: Instant, paths: &[PathView], queued_pkts: usize) -> Option<usize> {
-        let best = lowest_rtt_with_room(paths)?;
-        let fast = fastest(paths)?;
-        if best.index == fast.index {
-            return Some(best.index);
-        }
-        let (Some(rtt_f), Some(rtt_s)) = (fast.srtt, best.srtt) else {
-            return Some(best.index);
+        let (fast, slow, rtt_f, rtt_s) = match min_rtt_choice(paths)? {
+            MinRttChoice::Take(index) => return Some(index),
+            MinRttChoice::Slower { fast, slow, rtt_f, rtt_s } => (fast, slow, rtt_f, rtt_s),
         };
         let c = Comparison {
             queued_bytes: (queued_pkts as u128).saturating_mul(u128::from(fast.mss_bytes)),
             cwnd_f: u128::from(fast.cc.cwnd_bytes),
-            cwnd_s: u128::from(best.cc.cwnd_bytes),
+            cwnd_s: u128::from(slow.cc.cwnd_bytes),
             rtt_f: nanos(rtt_f),
             rtt_s: nanos(rtt_s),
-            delta: nanos(fast.rttvar.max(best.rttvar)),
+            delta: nanos(fast.rttvar.max(slow.rttvar)),
         };
         if !self.fast_path_finishes_first(&c) {
             self.waiting = false;
-            return Some(best.index);
+            return Some(slow.index);
         }
         if Self::slow_path_cannot_catch_up(&c) {
             self.waiting = true;
             return None;
         }
-        Some(best.index)
+        Some(slow.index)
     }
 
     fn name(&self) -> &'static str {

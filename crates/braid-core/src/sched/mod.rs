@@ -92,6 +92,33 @@ pub(crate) fn fastest(paths: &[PathView]) -> Option<&PathView> {
     paths.iter().filter(|p| p.is_up).min_by_key(|p| (rank_srtt(p), p.cost, p.index))
 }
 
+/// What MinRTT's choice looks like to BLEST and ECF, which second-guess it only when it is a
+/// slower path than the fastest one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum MinRttChoice<'a> {
+    /// MinRTT's pick stands: it is the fastest usable path, or one of the two paths has no RTT
+    /// sample yet, so there is nothing to compare.
+    Take(usize),
+    /// MinRTT would use `slow` because the fastest usable path `fast` has no room; both have
+    /// smoothed RTTs (`rtt_f` and `rtt_s`).
+    Slower { fast: &'a PathView, slow: &'a PathView, rtt_f: Duration, rtt_s: Duration },
+}
+
+/// MinRTT's choice against the fastest usable path (BLEST section III, ECF Algorithm 1: both
+/// start from MinRTT and only judge a packet MinRTT would put on a slower path). `None` when no
+/// path has room.
+pub(crate) fn min_rtt_choice(paths: &[PathView]) -> Option<MinRttChoice<'_>> {
+    let best = lowest_rtt_with_room(paths)?;
+    let fast = fastest(paths)?;
+    if best.index == fast.index {
+        return Some(MinRttChoice::Take(best.index));
+    }
+    Some(match (fast.srtt, best.srtt) {
+        (Some(rtt_f), Some(rtt_s)) => MinRttChoice::Slower { fast, slow: best, rtt_f, rtt_s },
+        _ => MinRttChoice::Take(best.index),
+    })
+}
+
 /// Internal state a scheduler exposes for traces and metrics endpoints (the shape of
 /// quinn-proto's `ControllerMetrics`). A field is `Some` only for the scheduler that has it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -215,7 +242,32 @@ pub(crate) mod test_util {
 
 #[cfg(test)]
 mod tests {
+    use super::test_util::view;
     use super::*;
+
+    #[test]
+    fn min_rtt_choice_hands_over_only_a_slower_pick_with_both_rtts() {
+        // Path 0 (20 ms) full, path 1 (60 ms) open: MinRTT picks 1, slower than the fastest 0.
+        let paths = [view(0, 1, 10, 10, 20), view(1, 2, 10, 5, 60)];
+        match min_rtt_choice(&paths) {
+            Some(MinRttChoice::Slower { fast, slow, rtt_f, rtt_s }) => {
+                assert_eq!((fast.index, slow.index), (0, 1));
+                assert_eq!((rtt_f, rtt_s), (Duration::from_millis(20), Duration::from_millis(60)));
+            }
+            other => panic!("expected Slower, got {other:?}"),
+        }
+        // The fastest path has room: MinRTT's pick is the fastest path and stands.
+        let open = [view(0, 1, 10, 9, 20), view(1, 2, 10, 5, 60)];
+        assert!(matches!(min_rtt_choice(&open), Some(MinRttChoice::Take(0))));
+        // The full path 0 has no sample yet: it ranks fastest, MinRTT picks path 1, and with
+        // one RTT missing there is nothing to compare, so the pick stands.
+        let mut unsampled = paths;
+        unsampled[0].srtt = None;
+        assert!(matches!(min_rtt_choice(&unsampled), Some(MinRttChoice::Take(1))));
+        // No path has room: wait.
+        let full = [view(0, 1, 10, 10, 20), view(1, 2, 10, 10, 60)];
+        assert!(min_rtt_choice(&full).is_none());
+    }
 
     #[test]
     fn every_name_parses_to_a_scheduler_of_that_name() {

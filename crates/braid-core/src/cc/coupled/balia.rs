@@ -28,8 +28,8 @@
 //!   kernel caches it and recomputes on window changes and state changes).
 //! - The minimum `ssthresh` stays 2 SMSS (the draft lowers it to 1 MSS with several paths).
 
-use super::{window_rtt_pairs, CoupledPath};
-use crate::cc::{AckEvent, CcMetrics, CcParams, CongestionEvent, MultipathController};
+use super::{window_rtt_pairs, CoupledPath, Coupling};
+use crate::cc::CcParams;
 use crate::time::Instant;
 
 /// Draft section 2: the decrease is capped at 1.5 times Reno's halving.
@@ -63,9 +63,21 @@ impl Balia {
     fn alpha_r(&self, path: usize) -> f64 {
         self.rates(path).map_or(1.0, |(x_r, max, _)| max / x_r)
     }
+}
+
+impl Coupling for Balia {
+    const NAME: &'static str = "balia";
+
+    fn paths(&self) -> &[CoupledPath] {
+        &self.paths
+    }
+
+    fn paths_mut(&mut self) -> &mut [CoupledPath] {
+        &mut self.paths
+    }
 
     /// Draft section 2: the increase of `path` for `acked_bytes`, in bytes.
-    fn increase_bytes(&self, path: usize, acked_bytes: u64) -> Option<f64> {
+    fn increase_bytes(&mut self, path: usize, _now: Instant, acked_bytes: u64) -> Option<f64> {
         let (x_r, max, sum) = self.rates(path)?;
         let p = &self.paths[path];
         let alpha = max / x_r;
@@ -75,63 +87,10 @@ impl Balia {
     }
 
     /// Draft section 2: `ssthresh = FlightSize - FlightSize / 2 * min(alpha_r, 1.5)`.
-    fn ssthresh_bytes(&self, path: usize, flight_size_bytes: u64) -> u64 {
+    fn loss_ssthresh_bytes(&mut self, path: usize, flight_size_bytes: u64) -> u64 {
         let factor = self.alpha_r(path).min(MAX_DECREASE_ALPHA);
         let flight = flight_size_bytes as f64;
         (flight - flight / 2.0 * factor).round() as u64
-    }
-}
-
-impl MultipathController for Balia {
-    fn on_sent(&mut self, path: usize, _now: Instant, _bytes: u64, in_flight_bytes: u64) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.on_sent(in_flight_bytes);
-        }
-    }
-
-    fn on_ack(&mut self, path: usize, ack: &AckEvent) {
-        let Some(p) = self.paths.get_mut(path) else { return };
-        let rest = p.on_ack(ack);
-        if rest == 0 {
-            return;
-        }
-        if let Some(increase) = self.increase_bytes(path, rest) {
-            self.paths[path].grow(increase);
-        }
-    }
-
-    fn on_congestion_event(&mut self, path: usize, event: &CongestionEvent) {
-        let Some(p) = self.paths.get_mut(path) else { return };
-        if let Some(flight_size) = p.on_congestion_event(event) {
-            let ssthresh = self.ssthresh_bytes(path, flight_size);
-            self.paths[path].reduce(event.now, ssthresh);
-        }
-    }
-
-    fn on_rto(&mut self, path: usize, now: Instant) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.timeout_reno(now);
-        }
-    }
-
-    fn cwnd_bytes(&self, path: usize) -> u64 {
-        self.paths[path].window.cwnd_bytes
-    }
-
-    fn pacing_rate_bytes_per_s(&self, _path: usize) -> Option<u64> {
-        None
-    }
-
-    fn metrics(&self, path: usize) -> CcMetrics {
-        self.paths[path].metrics()
-    }
-
-    fn name(&self) -> &'static str {
-        "balia"
-    }
-
-    fn path_count(&self) -> usize {
-        self.paths.len()
     }
 }
 
@@ -143,7 +102,7 @@ mod tests {
     use super::super::test_util::{plain_ack, set_path};
     use super::*;
     use crate::cc::newreno::ack_clock::ms;
-    use crate::cc::CcPhase;
+    use crate::cc::{CcPhase, CongestionEvent, MultipathController};
 
     fn params() -> CcParams {
         CcParams { mss_bytes: MSS, initial_window_pkts: 10 }

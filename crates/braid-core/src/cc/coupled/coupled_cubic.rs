@@ -78,13 +78,13 @@
 //!   saturation point.
 
 use super::lia::{lia_alpha, lia_increase_bytes};
-use super::CoupledPath;
+use super::{reno_ssthresh_bytes, CoupledPath, Coupling};
 use crate::cc::cubic::{
-    cubic_offset_segments, time_to_w_max_s, CUBIC_BETA, CUBIC_C_SEGMENTS_PER_S3,
-    TARGET_MAX_CWND_RATIO,
+    epoch_w_max_and_k, validate_c_and_beta, w_cubic_bytes, w_max_after_loss_bytes, CUBIC_BETA,
+    CUBIC_C_SEGMENTS_PER_S3, TARGET_MAX_CWND_RATIO,
 };
 use crate::cc::newreno::CcConfigError;
-use crate::cc::{AckEvent, CcMetrics, CcParams, CongestionEvent, MultipathController};
+use crate::cc::CcParams;
 use crate::time::Instant;
 
 /// Figure 7's CCUBIC(alpha_2): one refinement after alpha_1.
@@ -126,13 +126,8 @@ impl Default for CoupledCubicConfig {
 
 impl CoupledCubicConfig {
     pub fn validate(&self) -> Result<(), CcConfigError> {
+        validate_c_and_beta(self.c_segments_per_s3, self.beta)?;
         let err = |field, allowed| Err(CcConfigError { field, allowed });
-        if !(self.c_segments_per_s3.is_finite() && self.c_segments_per_s3 > 0.0) {
-            return err("c_segments_per_s3", "finite and greater than 0");
-        }
-        if !(self.beta > 0.0 && self.beta < 1.0) {
-            return err("beta", "in the open interval (0, 1)");
-        }
         if self.alpha_refinements > MAX_ALPHA_REFINEMENTS {
             return err("alpha_refinements", "at most 8");
         }
@@ -298,127 +293,101 @@ impl CoupledCubic {
         }
     }
 
-    /// RFC 9438 section 4.2 with C scaled by `scale` (eq. 11): one ACK's growth in CUBIC mode.
-    fn cubic_increase(&mut self, path: usize, now: Instant, acked_bytes: u64, scale: f64) {
+    /// RFC 9438 section 4.2 with C scaled by `scale` (eq. 11): one ACK's growth in CUBIC mode,
+    /// in bytes.
+    fn cubic_increase_bytes(
+        &mut self,
+        path: usize,
+        now: Instant,
+        acked_bytes: u64,
+        scale: f64,
+    ) -> Option<f64> {
         let p = &self.paths[path];
-        let Some(srtt_s) = p.srtt_s() else { return };
+        let srtt_s = p.srtt_s()?;
         let (mss, cwnd) = (p.mss_f64(), p.cwnd_f64());
         let c = self.config.c_segments_per_s3 * scale;
         let state = &mut self.cubic[path];
         let epoch = *state.epoch.get_or_insert_with(|| {
-            let (w_max_bytes, k_s) = match state.w_max_bytes {
-                Some(w_max) if w_max > cwnd => (w_max, time_to_w_max_s((w_max - cwnd) / mss, c)),
-                _ => (cwnd, 0.0),
-            };
+            let (w_max_bytes, k_s) = epoch_w_max_and_k(state.w_max_bytes, cwnd, mss, c);
             Epoch { start: now, k_s, w_max_bytes }
         });
         state.w_max_bytes = Some(epoch.w_max_bytes);
         let t_s = now.saturating_since(epoch.start).as_secs_f64() + srtt_s;
-        let curve = cubic_offset_segments(c, t_s, epoch.k_s) * mss + epoch.w_max_bytes;
+        let curve = w_cubic_bytes(c, t_s, epoch.k_s, epoch.w_max_bytes, mss);
         let target = curve.clamp(cwnd, TARGET_MAX_CWND_RATIO * cwnd);
-        self.paths[path].grow((target - cwnd) * acked_bytes as f64 / cwnd);
+        Some((target - cwnd) * acked_bytes as f64 / cwnd)
+    }
+}
+
+impl Coupling for CoupledCubic {
+    const NAME: &'static str = "coupled_cubic";
+
+    fn paths(&self) -> &[CoupledPath] {
+        &self.paths
     }
 
-    /// One ACK's congestion-avoidance increase on `path`.
-    fn congestion_avoidance(&mut self, path: usize, now: Instant, acked_bytes: u64) {
+    fn paths_mut(&mut self) -> &mut [CoupledPath] {
+        &mut self.paths
+    }
+
+    /// One ACK's congestion-avoidance increase on `path`: eq. 11 in CUBIC mode, eq. 2 in LIA
+    /// mode.
+    fn increase_bytes(&mut self, path: usize, now: Instant, acked_bytes: u64) -> Option<f64> {
         self.refresh_modes();
-        let Some(alphas) = self.coupling_alphas() else { return };
+        let alphas = self.coupling_alphas()?;
         match self.cubic[path].mode {
             PathMode::Cubic => {
                 let scale = alphas.alpha_1.powf(self.config.alpha_exponent).min(1.0);
-                self.cubic_increase(path, now, acked_bytes, scale);
+                self.cubic_increase_bytes(path, now, acked_bytes, scale)
             }
             PathMode::Lia => {
                 let p = &self.paths[path];
-                if p.srtt().is_none() {
-                    return;
-                }
-                let increase = lia_increase_bytes(
+                p.srtt()?;
+                Some(lia_increase_bytes(
                     alphas.alpha,
                     alphas.cwnd_total_bytes,
                     p.cwnd_f64(),
                     acked_bytes as f64,
                     p.mss_f64(),
-                );
-                self.paths[path].grow(increase);
+                ))
             }
         }
     }
 
-    /// RFC 9438 section 4.7: W_max after a loss at window `cwnd`.
-    fn w_max_after_loss(&self, path: usize, cwnd: f64) -> f64 {
-        match self.cubic[path].w_max_bytes {
-            Some(w_max) if self.config.fast_convergence && cwnd < w_max => {
-                cwnd * (1.0 + self.config.beta) / 2.0
-            }
-            _ => cwnd,
-        }
-    }
-}
-
-impl MultipathController for CoupledCubic {
-    fn on_sent(&mut self, path: usize, _now: Instant, _bytes: u64, in_flight_bytes: u64) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.on_sent(in_flight_bytes);
-        }
-    }
-
-    fn on_ack(&mut self, path: usize, ack: &AckEvent) {
-        let Some(p) = self.paths.get_mut(path) else { return };
-        let rest = p.on_ack(ack);
-        if rest > 0 {
-            self.congestion_avoidance(path, ack.now, rest);
-        }
-    }
-
-    fn on_congestion_event(&mut self, path: usize, event: &CongestionEvent) {
-        let Some(p) = self.paths.get_mut(path) else { return };
-        let Some(flight_size) = p.on_congestion_event(event) else { return };
+    /// A new loss event: W_max with fast convergence (RFC 9438 section 4.7) in either mode, a
+    /// new stage next, and `ssthresh = beta * cwnd` in CUBIC mode or Reno's halving of
+    /// FlightSize in LIA mode.
+    fn loss_ssthresh_bytes(&mut self, path: usize, flight_size_bytes: u64) -> u64 {
         self.refresh_modes();
         let cwnd = self.paths[path].cwnd_f64();
-        let w_max = self.w_max_after_loss(path, cwnd);
         let state = &mut self.cubic[path];
-        state.w_max_bytes = Some(w_max);
+        state.w_max_bytes = Some(w_max_after_loss_bytes(
+            state.w_max_bytes,
+            cwnd,
+            self.config.beta,
+            self.config.fast_convergence,
+        ));
         state.epoch = None;
-        let ssthresh = match state.mode {
+        match state.mode {
             PathMode::Cubic => (cwnd * self.config.beta).round() as u64,
-            PathMode::Lia => flight_size / 2,
-        };
-        self.paths[path].reduce(event.now, ssthresh);
+            PathMode::Lia => reno_ssthresh_bytes(flight_size_bytes),
+        }
     }
 
-    fn on_rto(&mut self, path: usize, now: Instant) {
-        let Some(p) = self.paths.get_mut(path) else { return };
-        let state = &mut self.cubic[path];
-        match state.mode {
-            PathMode::Cubic => {
-                let ssthresh = (p.cwnd_f64() * self.config.beta).round() as u64;
-                p.timeout(now, ssthresh);
-            }
-            PathMode::Lia => p.timeout_reno(now),
+    /// RFC 9438 section 4.8 in CUBIC mode (`ssthresh = beta * cwnd`), Reno's in LIA mode.
+    fn timeout_ssthresh_bytes(&self, path: usize) -> u64 {
+        let p = &self.paths[path];
+        match self.cubic[path].mode {
+            PathMode::Cubic => (p.cwnd_f64() * self.config.beta).round() as u64,
+            PathMode::Lia => p.reno_timeout_ssthresh_bytes(),
         }
+    }
+
+    /// RFC 9438 section 4.8: the first stage after a timeout takes W_max from its start.
+    fn after_timeout(&mut self, path: usize) {
+        let state = &mut self.cubic[path];
         state.w_max_bytes = None;
         state.epoch = None;
-    }
-
-    fn cwnd_bytes(&self, path: usize) -> u64 {
-        self.paths[path].window.cwnd_bytes
-    }
-
-    fn pacing_rate_bytes_per_s(&self, _path: usize) -> Option<u64> {
-        None
-    }
-
-    fn metrics(&self, path: usize) -> CcMetrics {
-        self.paths[path].metrics()
-    }
-
-    fn name(&self) -> &'static str {
-        "coupled_cubic"
-    }
-
-    fn path_count(&self) -> usize {
-        self.paths.len()
     }
 }
 
@@ -431,7 +400,7 @@ mod tests {
     use super::super::test_util::{plain_ack, set_loss_interval, set_path};
     use super::*;
     use crate::cc::newreno::ack_clock::ms;
-    use crate::cc::CcPhase;
+    use crate::cc::{CcPhase, CongestionEvent, MultipathController};
 
     fn params() -> CcParams {
         CcParams { mss_bytes: MSS, initial_window_pkts: 10 }

@@ -30,8 +30,8 @@
 //! - The increase is applied in bytes, fractions carried between ACKs (the kernel counts ACKs up
 //!   to `max(cwnd_total / alpha, cwnd_i)` and then adds one segment: the same rate).
 
-use super::{window_rtt_pairs, CoupledPath};
-use crate::cc::{AckEvent, CcMetrics, CcParams, CongestionEvent, MultipathController};
+use super::{window_rtt_pairs, CoupledPath, Coupling};
+use crate::cc::CcParams;
 use crate::time::Instant;
 
 /// RFC 6356 section 3: alpha, from (window, RTT) pairs; `None` without a usable pair. Windows
@@ -77,67 +77,26 @@ impl Lia {
     pub fn alpha(&self) -> Option<f64> {
         lia_alpha(window_rtt_pairs(&self.paths))
     }
-
-    /// One ACK's linked increase on `path` in congestion avoidance.
-    fn congestion_avoidance(&mut self, path: usize, acked_bytes: u64) {
-        if self.paths[path].srtt().is_none() {
-            return;
-        }
-        let Some(alpha) = self.alpha() else { return };
-        let cwnd_total: f64 = window_rtt_pairs(&self.paths).map(|(cwnd, _)| cwnd).sum();
-        let p = &self.paths[path];
-        let increase =
-            lia_increase_bytes(alpha, cwnd_total, p.cwnd_f64(), acked_bytes as f64, p.mss_f64());
-        self.paths[path].grow(increase);
-    }
 }
 
-impl MultipathController for Lia {
-    fn on_sent(&mut self, path: usize, _now: Instant, _bytes: u64, in_flight_bytes: u64) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.on_sent(in_flight_bytes);
-        }
+impl Coupling for Lia {
+    const NAME: &'static str = "lia";
+
+    fn paths(&self) -> &[CoupledPath] {
+        &self.paths
     }
 
-    fn on_ack(&mut self, path: usize, ack: &AckEvent) {
-        let Some(p) = self.paths.get_mut(path) else { return };
-        let rest = p.on_ack(ack);
-        if rest > 0 {
-            self.congestion_avoidance(path, rest);
-        }
+    fn paths_mut(&mut self) -> &mut [CoupledPath] {
+        &mut self.paths
     }
 
-    fn on_congestion_event(&mut self, path: usize, event: &CongestionEvent) {
-        let Some(p) = self.paths.get_mut(path) else { return };
-        if let Some(flight_size) = p.on_congestion_event(event) {
-            p.reduce_reno(event.now, flight_size);
-        }
-    }
-
-    fn on_rto(&mut self, path: usize, now: Instant) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.timeout_reno(now);
-        }
-    }
-
-    fn cwnd_bytes(&self, path: usize) -> u64 {
-        self.paths[path].window.cwnd_bytes
-    }
-
-    fn pacing_rate_bytes_per_s(&self, _path: usize) -> Option<u64> {
-        None
-    }
-
-    fn metrics(&self, path: usize) -> CcMetrics {
-        self.paths[path].metrics()
-    }
-
-    fn name(&self) -> &'static str {
-        "lia"
-    }
-
-    fn path_count(&self) -> usize {
-        self.paths.len()
+    /// RFC 6356 section 3: one ACK's linked increase on `path` in congestion avoidance.
+    fn increase_bytes(&mut self, path: usize, _now: Instant, acked_bytes: u64) -> Option<f64> {
+        self.paths[path].srtt()?;
+        let alpha = self.alpha()?;
+        let cwnd_total: f64 = window_rtt_pairs(&self.paths).map(|(cwnd, _)| cwnd).sum();
+        let p = &self.paths[path];
+        Some(lia_increase_bytes(alpha, cwnd_total, p.cwnd_f64(), acked_bytes as f64, p.mss_f64()))
     }
 }
 
@@ -150,7 +109,7 @@ mod tests {
     use super::*;
     use crate::cc::newreno::ack_clock::{ms, AckClock};
     use crate::cc::newreno::NewReno;
-    use crate::cc::CcPhase;
+    use crate::cc::{CcPhase, MultipathController};
 
     fn params() -> CcParams {
         CcParams { mss_bytes: MSS, initial_window_pkts: 10 }

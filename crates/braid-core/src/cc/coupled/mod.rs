@@ -20,8 +20,9 @@
 //! congestion-avoidance increase and leaves slow start, fast retransmit, fast recovery and the
 //! multiplicative decrease to RFC 5681): slow start, recovery episodes, the RTO collapse and the
 //! app-limited rule are NewReno's `ClassicWindow`, one per path, inside `CoupledPath`. The
-//! algorithms supply the congestion-avoidance increase, and BALIA, wVegas and Coupled CUBIC
-//! their own decreases.
+//! algorithms supply the congestion-avoidance increase, and BALIA and Coupled CUBIC their own
+//! decreases (wVegas its own once-per-round window changes), through the `Coupling` trait; one
+//! generic [`MultipathController`] implementation drives every path's events for all five.
 //!
 //! # Shared per-path state (`CoupledPath`)
 //! - the window (charged bytes, see [`super::Counting`]), with the fraction of a byte of growth
@@ -69,6 +70,11 @@ pub use wvegas::{Wvegas, WvegasConfig};
 
 /// RFC 5681 eq. 4: `ssthresh = FlightSize / 2`, the Reno decrease every path keeps.
 const RENO_DECREASE_DIVISOR: u64 = 2;
+/// RFC 5681 eq. 4: `ssthresh = FlightSize / 2`.
+pub(super) fn reno_ssthresh_bytes(flight_size_bytes: u64) -> u64 {
+    flight_size_bytes / RENO_DECREASE_DIVISOR
+}
+
 /// Unused by the coupled controllers; [`RttEstimator`] wants a floor for its RTO.
 const UNUSED_MIN_RTO: Duration = Duration::from_millis(200);
 
@@ -230,11 +236,6 @@ impl CoupledPath {
         self.carry_bytes = 0.0;
     }
 
-    /// RFC 5681 eq. 4 on a new episode: `ssthresh = FlightSize / 2`.
-    pub(super) fn reduce_reno(&mut self, now: Instant, flight_size_bytes: u64) {
-        self.reduce(now, flight_size_bytes / RENO_DECREASE_DIVISOR);
-    }
-
     /// The retransmission timer fired. `ssthresh_bytes` is the value to set when the timeout
     /// recomputes it (see `ClassicWindow::recomputes_ssthresh_on_rto`); the window collapses
     /// to one segment.
@@ -247,9 +248,9 @@ impl CoupledPath {
         self.carry_bytes = 0.0;
     }
 
-    /// NewReno's timeout: `ssthresh = FlightSize / 2` with the flight the timer found.
-    pub(super) fn timeout_reno(&mut self, now: Instant) {
-        self.timeout(now, self.window.in_flight_bytes() / RENO_DECREASE_DIVISOR);
+    /// NewReno's `ssthresh` on a timeout: `FlightSize / 2` with the flight the timer found.
+    pub(super) fn reno_timeout_ssthresh_bytes(&self) -> u64 {
+        reno_ssthresh_bytes(self.window.in_flight_bytes())
     }
 
     /// Adds `delta_bytes` (fractional, possibly negative) to the window. A decrease stops at one
@@ -274,6 +275,115 @@ impl CoupledPath {
 
     pub(super) fn metrics(&self) -> CcMetrics {
         self.window.metrics()
+    }
+}
+
+/// What one coupled algorithm adds to the shared per-path machinery: its congestion-avoidance
+/// increase and, where it differs from Reno's, its decrease. Every type implementing it is a
+/// [`MultipathController`] through the one implementation below, which books ACKs, losses and
+/// timeouts on the path's `CoupledPath` (NewReno's slow start, recovery episodes and RTO
+/// collapse, RFC 6356 section 3) and calls these hooks at the points the algorithms differ.
+/// The hooks are only called with a valid path index.
+pub(super) trait Coupling: std::fmt::Debug + Send {
+    /// The name `tunnel.cc` uses.
+    const NAME: &'static str;
+
+    fn paths(&self) -> &[CoupledPath];
+
+    fn paths_mut(&mut self) -> &mut [CoupledPath];
+
+    /// The congestion-avoidance increase of `path` for `acked_bytes` (charged bytes left after
+    /// slow start), in bytes; `None` leaves the window as it is (e.g. no RTT sample yet).
+    fn increase_bytes(&mut self, path: usize, now: Instant, acked_bytes: u64) -> Option<f64>;
+
+    /// `ssthresh` for a loss that opens a new recovery episode on `path`, given FlightSize.
+    /// Default: RFC 5681 eq. 4, `FlightSize / 2`.
+    fn loss_ssthresh_bytes(&mut self, path: usize, flight_size_bytes: u64) -> u64 {
+        let _ = path;
+        reno_ssthresh_bytes(flight_size_bytes)
+    }
+
+    /// `ssthresh` a timeout on `path` sets when it recomputes it (see [`CoupledPath::timeout`]).
+    /// Default: NewReno's, `FlightSize / 2` with the flight the timer found.
+    fn timeout_ssthresh_bytes(&self, path: usize) -> u64 {
+        self.paths()[path].reno_timeout_ssthresh_bytes()
+    }
+
+    /// Called after a timeout collapsed the window of `path`, to reset algorithm state.
+    fn after_timeout(&mut self, path: usize) {
+        let _ = path;
+    }
+
+    /// One ACK on `path`: booked and slow start on the path, then the coupled increase with
+    /// the bytes slow start left.
+    fn on_path_ack(&mut self, path: usize, ack: &AckEvent) {
+        let rest = self.paths_mut()[path].on_ack(ack);
+        if rest > 0 {
+            self.congestion_avoidance(path, ack.now, rest);
+        }
+    }
+
+    /// Applies [`Self::increase_bytes`] to the window of `path`.
+    fn congestion_avoidance(&mut self, path: usize, now: Instant, acked_bytes: u64) {
+        if let Some(increase) = self.increase_bytes(path, now, acked_bytes) {
+            self.paths_mut()[path].grow(increase);
+        }
+    }
+
+    fn path_metrics(&self, path: usize) -> CcMetrics {
+        self.paths()[path].metrics()
+    }
+}
+
+/// Every coupled algorithm drives its paths the same way; only the hooks of [`Coupling`] vary.
+/// Events for a path index out of range are ignored; queries for one panic, as slice indexing.
+impl<C: Coupling> MultipathController for C {
+    fn on_sent(&mut self, path: usize, _now: Instant, _bytes: u64, in_flight_bytes: u64) {
+        if let Some(p) = self.paths_mut().get_mut(path) {
+            p.on_sent(in_flight_bytes);
+        }
+    }
+
+    fn on_ack(&mut self, path: usize, ack: &AckEvent) {
+        if path < self.paths().len() {
+            self.on_path_ack(path, ack);
+        }
+    }
+
+    fn on_congestion_event(&mut self, path: usize, event: &CongestionEvent) {
+        let Some(p) = self.paths_mut().get_mut(path) else { return };
+        if let Some(flight_size) = p.on_congestion_event(event) {
+            let ssthresh = self.loss_ssthresh_bytes(path, flight_size);
+            self.paths_mut()[path].reduce(event.now, ssthresh);
+        }
+    }
+
+    fn on_rto(&mut self, path: usize, now: Instant) {
+        if path < self.paths().len() {
+            let ssthresh = self.timeout_ssthresh_bytes(path);
+            self.paths_mut()[path].timeout(now, ssthresh);
+            self.after_timeout(path);
+        }
+    }
+
+    fn cwnd_bytes(&self, path: usize) -> u64 {
+        self.paths()[path].window.cwnd_bytes
+    }
+
+    fn pacing_rate_bytes_per_s(&self, _path: usize) -> Option<u64> {
+        None
+    }
+
+    fn metrics(&self, path: usize) -> CcMetrics {
+        self.path_metrics(path)
+    }
+
+    fn name(&self) -> &'static str {
+        C::NAME
+    }
+
+    fn path_count(&self) -> usize {
+        self.paths().len()
     }
 }
 
@@ -462,6 +572,28 @@ mod tests {
     }
 
     #[test]
+    fn events_for_a_path_index_out_of_range_are_ignored() {
+        for name in CoupledAlgorithm::NAMES {
+            let mut cc = name.parse::<CoupledAlgorithm>().unwrap().build(params(), 2);
+            cc.on_sent(2, ms(0), MSS, MSS);
+            cc.on_ack(2, &ack(ms(50), ms(0), MSS));
+            let loss = CongestionEvent {
+                now: ms(60),
+                largest_lost_sent_time: ms(0),
+                lost_bytes: MSS,
+                in_flight_bytes: 0,
+            };
+            cc.on_congestion_event(2, &loss);
+            cc.on_rto(2, ms(70));
+            // Both real paths keep their initial window of 10 segments, in slow start.
+            for path in 0..2 {
+                assert_eq!(cc.cwnd_bytes(path), 10 * MSS, "{name} path {path}");
+                assert_eq!(cc.metrics(path).phase, crate::cc::CcPhase::SlowStart);
+            }
+        }
+    }
+
+    #[test]
     fn inter_loss_distance_follows_the_draft_updates() {
         let mut path = CoupledPath::new(params());
         // "If no losses have been observed ... l_1r = 0 and l_2r is the total".
@@ -470,11 +602,11 @@ mod tests {
         }
         assert_eq!(path.loss_interval.since_last_bytes, 30 * MSS);
         assert_eq!(path.loss_interval.smoothed_bytes(), 30 * MSS);
-        path.reduce_reno(ms(60), 40 * MSS);
+        path.reduce(ms(60), reno_ssthresh_bytes(40 * MSS));
         assert_eq!(path.loss_interval.between_last_two_bytes, 30 * MSS);
         assert_eq!(path.loss_interval.since_last_bytes, 0);
         // A second reduction inside the same episode is not a new loss event.
-        path.reduce_reno(ms(61), 20 * MSS);
+        path.reduce(ms(61), reno_ssthresh_bytes(20 * MSS));
         assert_eq!(path.loss_interval.loss_events, 1);
         // l_r = max(l_1r, l_2r): the loss-free stretch counts once it is the longer one.
         for _ in 0..31 {

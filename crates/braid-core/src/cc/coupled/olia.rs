@@ -41,8 +41,8 @@
 //! - The sets are recomputed on every ACK (the draft allows once per RTT or per loss).
 //! - The minimum `ssthresh` stays 2 SMSS (the draft lowers it to 1 MSS with several paths).
 
-use super::{window_rtt_pairs, CoupledPath};
-use crate::cc::{AckEvent, CcMetrics, CcParams, CongestionEvent, MultipathController};
+use super::{window_rtt_pairs, CoupledPath, Coupling};
+use crate::cc::CcParams;
 use crate::time::Instant;
 
 /// The sets of draft section 2, summarised by one pass over the paths.
@@ -134,9 +134,21 @@ impl Olia {
             0.0
         })
     }
+}
+
+impl Coupling for Olia {
+    const NAME: &'static str = "olia";
+
+    fn paths(&self) -> &[CoupledPath] {
+        &self.paths
+    }
+
+    fn paths_mut(&mut self) -> &mut [CoupledPath] {
+        &mut self.paths
+    }
 
     /// Draft section 3, equation (1): the increase of `path` for `acked_bytes`, in bytes.
-    fn increase_bytes(&self, path: usize, acked_bytes: u64) -> Option<f64> {
+    fn increase_bytes(&mut self, path: usize, _now: Instant, acked_bytes: u64) -> Option<f64> {
         let p = &self.paths[path];
         let rtt = p.srtt_s()?;
         let alpha = self.alpha_r(&self.sets(), path)?;
@@ -144,58 +156,6 @@ impl Olia {
         let w = p.cwnd_f64();
         let pooling = (w / (rtt * rtt)) / (rate_sum * rate_sum);
         Some((pooling + alpha / w) * p.mss_f64() * acked_bytes as f64)
-    }
-}
-
-impl MultipathController for Olia {
-    fn on_sent(&mut self, path: usize, _now: Instant, _bytes: u64, in_flight_bytes: u64) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.on_sent(in_flight_bytes);
-        }
-    }
-
-    fn on_ack(&mut self, path: usize, ack: &AckEvent) {
-        let Some(p) = self.paths.get_mut(path) else { return };
-        let rest = p.on_ack(ack);
-        if rest == 0 {
-            return;
-        }
-        if let Some(increase) = self.increase_bytes(path, rest) {
-            self.paths[path].grow(increase);
-        }
-    }
-
-    fn on_congestion_event(&mut self, path: usize, event: &CongestionEvent) {
-        let Some(p) = self.paths.get_mut(path) else { return };
-        if let Some(flight_size) = p.on_congestion_event(event) {
-            p.reduce_reno(event.now, flight_size);
-        }
-    }
-
-    fn on_rto(&mut self, path: usize, now: Instant) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.timeout_reno(now);
-        }
-    }
-
-    fn cwnd_bytes(&self, path: usize) -> u64 {
-        self.paths[path].window.cwnd_bytes
-    }
-
-    fn pacing_rate_bytes_per_s(&self, _path: usize) -> Option<u64> {
-        None
-    }
-
-    fn metrics(&self, path: usize) -> CcMetrics {
-        self.paths[path].metrics()
-    }
-
-    fn name(&self) -> &'static str {
-        "olia"
-    }
-
-    fn path_count(&self) -> usize {
-        self.paths.len()
     }
 }
 
@@ -207,6 +167,7 @@ mod tests {
     use super::super::test_util::{plain_ack, set_loss_interval, set_path};
     use super::*;
     use crate::cc::newreno::ack_clock::ms;
+    use crate::cc::MultipathController;
 
     fn params() -> CcParams {
         CcParams { mss_bytes: MSS, initial_window_pkts: 10 }

@@ -54,9 +54,9 @@
 
 use std::time::Duration;
 
-use super::CoupledPath;
+use super::{CoupledPath, Coupling};
 use crate::cc::newreno::CcConfigError;
-use crate::cc::{AckEvent, CcMetrics, CcParams, CongestionEvent, MultipathController};
+use crate::cc::{AckEvent, CcMetrics, CcParams};
 use crate::time::Instant;
 
 /// Kernel `initial_alpha`: a path's backlog target before its first weight update, segments.
@@ -198,14 +198,6 @@ impl Wvegas {
         self.vegas[path].weight
     }
 
-    /// Reno's increase (kernel `tcp_reno_cong_avoid`): slow start, then one segment per window.
-    fn reno_increase(path: &mut CoupledPath, acked_bytes: u64) {
-        let rest = path.window.slow_start(acked_bytes);
-        if rest > 0 {
-            path.grow(rest as f64 * path.mss_f64() / path.cwnd_f64());
-        }
-    }
-
     /// Equations (1) and (2): `path`'s rate, weight and alpha from this round's mean RTT.
     fn update_weight(&mut self, path: usize, rtt_s: f64) {
         let mss = self.paths[path].mss_f64();
@@ -282,15 +274,21 @@ impl Wvegas {
     }
 }
 
-impl MultipathController for Wvegas {
-    fn on_sent(&mut self, path: usize, _now: Instant, _bytes: u64, in_flight_bytes: u64) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.on_sent(in_flight_bytes);
-        }
+impl Coupling for Wvegas {
+    const NAME: &'static str = "wvegas";
+
+    fn paths(&self) -> &[CoupledPath] {
+        &self.paths
     }
 
-    fn on_ack(&mut self, path: usize, ack: &AckEvent) {
-        let Some(p) = self.paths.get_mut(path) else { return };
+    fn paths_mut(&mut self) -> &mut [CoupledPath] {
+        &mut self.paths
+    }
+
+    /// Vegas's round bookkeeping replaces the per-ACK increase: outside a round's end only slow
+    /// start grows the window.
+    fn on_path_ack(&mut self, path: usize, ack: &AckEvent) {
+        let p = &mut self.paths[path];
         let v = &mut self.vegas[path];
         let was_open = p.window.is_open();
         if let Some(sample) = ack.rtt.filter(|r| !r.is_zero()) {
@@ -309,45 +307,31 @@ impl MultipathController for Wvegas {
         }
         v.round_start = ack.now;
         if v.rtt_count < MIN_RTT_SAMPLES_PER_ROUND {
-            Self::reno_increase(p, acked);
+            let rest = p.window.slow_start(acked);
+            if rest > 0 {
+                self.congestion_avoidance(path, ack.now, rest);
+            }
         } else {
             self.end_of_round(path, acked);
         }
         self.vegas[path].clear_samples();
     }
 
-    fn on_congestion_event(&mut self, path: usize, event: &CongestionEvent) {
-        let Some(p) = self.paths.get_mut(path) else { return };
-        if let Some(flight_size) = p.on_congestion_event(event) {
-            p.reduce_reno(event.now, flight_size);
-        }
+    /// Reno's congestion-avoidance increase (kernel `tcp_reno_cong_avoid`), one segment per
+    /// window: the fallback for a round with too few RTT samples. Vegas's own window changes
+    /// are made once per round, in `end_of_round`.
+    fn increase_bytes(&mut self, path: usize, _now: Instant, acked_bytes: u64) -> Option<f64> {
+        let p = &self.paths[path];
+        Some(acked_bytes as f64 * p.mss_f64() / p.cwnd_f64())
     }
 
-    fn on_rto(&mut self, path: usize, now: Instant) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.timeout_reno(now);
-            self.vegas[path].rate_bytes_per_s = None;
-        }
+    /// A timeout forgets the path's rate (kernel `CA_EVENT_LOSS`).
+    fn after_timeout(&mut self, path: usize) {
+        self.vegas[path].rate_bytes_per_s = None;
     }
 
-    fn cwnd_bytes(&self, path: usize) -> u64 {
-        self.paths[path].window.cwnd_bytes
-    }
-
-    fn pacing_rate_bytes_per_s(&self, _path: usize) -> Option<u64> {
-        None
-    }
-
-    fn metrics(&self, path: usize) -> CcMetrics {
+    fn path_metrics(&self, path: usize) -> CcMetrics {
         CcMetrics { min_rtt: self.vegas[path].base_rtt, ..self.paths[path].metrics() }
-    }
-
-    fn name(&self) -> &'static str {
-        "wvegas"
-    }
-
-    fn path_count(&self) -> usize {
-        self.paths.len()
     }
 }
 
@@ -357,7 +341,7 @@ mod tests {
     use super::super::test_util::set_path;
     use super::*;
     use crate::cc::newreno::ack_clock::{ack, ms};
-    use crate::cc::CcPhase;
+    use crate::cc::{CcPhase, CongestionEvent, MultipathController};
 
     const BASE: Duration = Duration::from_millis(100);
 
