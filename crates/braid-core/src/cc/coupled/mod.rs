@@ -335,7 +335,7 @@ pub(super) trait Coupling: std::fmt::Debug + Send {
     }
 }
 
-/// Every coupled algorithm drives its paths the same way; only the hooks of [`Coupling`] vary.
+/// Every coupled algorithm drives its paths the same way; only the hooks of `Coupling` vary.
 /// Events for a path index out of range are ignored; queries for one panic, as slice indexing.
 impl<C: Coupling> MultipathController for C {
     fn on_sent(&mut self, path: usize, _now: Instant, _bytes: u64, in_flight_bytes: u64) {
