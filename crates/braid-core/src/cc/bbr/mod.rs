@@ -109,8 +109,14 @@ mod startup;
 mod window;
 pub mod windowed_filter;
 
+/// The shared test drivers ([`super::bbr_common::harness`]) with [`Bbr`] as the controller.
 #[cfg(test)]
-mod harness;
+mod harness {
+    use crate::cc::bbr_common::harness;
+    pub(super) use harness::{ms, params, Ack, App, Policer, MSS};
+    pub(super) type Network = harness::Network<super::Bbr>;
+    pub(super) type Driver = harness::Driver<super::Bbr>;
+}
 
 use std::time::Duration;
 

@@ -111,8 +111,14 @@ mod short_term;
 mod startup;
 mod window;
 
+/// The shared test drivers ([`super::bbr_common::harness`]) with [`Bbr2`] as the controller.
 #[cfg(test)]
-mod harness;
+mod harness {
+    use crate::cc::bbr_common::harness;
+    pub(super) use harness::{ms, params, Ack, App, MSS};
+    pub(super) type Network = harness::Network<super::Bbr2>;
+    pub(super) type Driver = harness::Driver<super::Bbr2>;
+}
 
 use std::time::Duration;
 
@@ -591,7 +597,7 @@ mod tests {
             let (delivered, lost) = (net.delivered_bytes - d0, net.lost_bytes - l0);
             let loss_pct = lost as f64 * 100.0 / (delivered + lost) as f64;
             let throughput = delivered / 20;
-            assert!(net.cc.inflight_hi_bytes().is_some(), "{version:?}: loss set inflight_hi");
+            assert!(net.bbr.inflight_hi_bytes().is_some(), "{version:?}: loss set inflight_hi");
             assert!(loss_pct < 2.0, "{version:?}: {loss_pct:.2}% lost");
             assert!(throughput > 1_250_000 * 85 / 100, "{version:?}: {throughput} B/s");
         }
@@ -605,17 +611,17 @@ mod tests {
         let mut net = Network::new(Bbr2::new(params(), Version::V3), 1_250_000, ms(40), 200);
         net.app = App::Periodic(ms(10));
         net.run_for(ms(5000), |_, _| {});
-        assert_eq!(net.cc.metrics().phase, CcPhase::Startup);
-        let bw = net.cc.bw();
+        assert_eq!(net.bbr.metrics().phase, CcPhase::Startup);
+        let bw = net.bbr.bw();
         assert!((90_000..1_250_000).contains(&bw), "{bw}");
         // Bulk for 2 s, then app-limited again: the full-rate estimate survives.
         net.app = App::Bulk;
         net.run_for(ms(2000), |_, _| {});
-        assert!(net.cc.full_bw_reached);
-        let bw = net.cc.bw();
+        assert!(net.bbr.full_bw_reached);
+        let bw = net.bbr.bw();
         net.app = App::Periodic(ms(10));
         net.run_for(ms(1000), |_, _| {});
-        assert_eq!(net.cc.bw(), bw, "app-limited samples do not lower max_bw");
+        assert_eq!(net.bbr.bw(), bw, "app-limited samples do not lower max_bw");
     }
 
     #[test]
@@ -624,7 +630,7 @@ mod tests {
             let run = || {
                 let mut net = Network::new(Bbr2::new(params(), version), 1_250_000, ms(30), 20);
                 let mut trace = Vec::new();
-                net.run_for(ms(12_000), |n, ack| trace.push((ack.now, n.cc.metrics())));
+                net.run_for(ms(12_000), |n, ack| trace.push((ack.now, n.bbr.metrics())));
                 trace
             };
             let (a, b) = (run(), run());

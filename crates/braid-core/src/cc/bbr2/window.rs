@@ -350,7 +350,7 @@ mod tests {
             let mut net = Network::new(Bbr2::new(params(), Version::V3), rate, ms(40), 50);
             (net.wire_bytes, net.counting) = (wire_bytes, counting);
             let mut trace = Vec::new();
-            net.run_for(ms(8000), |n, ack| trace.push((ack.now, n.cc.metrics())));
+            net.run_for(ms(8000), |n, ack| trace.push((ack.now, n.bbr.metrics())));
             (trace, net.lost_bytes)
         };
         let (bytes, lost) = run(MSS, Counting::Bytes, 1_250_000);
