@@ -117,7 +117,7 @@ impl Bbr {
     /// (or the RTO's loss state) ends, restore the cwnd saved when it began; `set_cwnd` still
     /// caps it at the target. Returns the cwnd and whether packet conservation set it.
     fn set_cwnd_to_recover_or_restore(&mut self, ack: &AckEvent) -> (u64, bool) {
-        let (state, prev) = (self.ca_state, self.prev_ca_state);
+        let (state, prev) = (self.loss.ca_state, self.loss.prev_ca_state);
         let acked = ack.newly_acked_bytes;
         let mut cwnd = self.cwnd_bytes;
         if ack.newly_lost_bytes > 0 {
@@ -135,7 +135,7 @@ impl Bbr {
             cwnd = cwnd.max(self.prior_cwnd_bytes);
             self.packet_conservation = false;
         }
-        self.prev_ca_state = state;
+        self.loss.prev_ca_state = state;
 
         if self.packet_conservation {
             return (cwnd.max(ack.in_flight_bytes + acked), true);

@@ -138,7 +138,7 @@ impl Bbr2 {
 
     /// Remembers the last cwnd not cut by recovery or ProbeRTT (`SaveCwnd`).
     pub(super) fn save_cwnd(&mut self) {
-        if self.ca_state == CaState::Open && self.mode != Mode::ProbeRtt {
+        if self.loss.ca_state == CaState::Open && self.mode != Mode::ProbeRtt {
             self.prior_cwnd_bytes = self.cwnd_bytes;
         } else {
             self.prior_cwnd_bytes = self.prior_cwnd_bytes.max(self.cwnd_bytes);
@@ -160,18 +160,13 @@ impl Bbr2 {
             inflight_lo: self.inflight_lo_bytes,
             inflight_hi: self.inflight_hi_bytes,
         };
-        if self.ca_state == CaState::Open {
-            self.undo_prior_recovery_start = Some(self.recovery_start);
-        }
+        self.loss.arm_undo();
     }
 
     /// Ends a recovery episode (or the RTO's loss state) once the ACK covers a packet sent
     /// after it began (RFC 9002 section 7.3.2), restoring the cwnd saved when it began.
     pub(super) fn update_ca_state(&mut self, ack: &AckEvent) {
-        if self.ca_state != CaState::Open
-            && self.recovery_start.is_some_and(|start| ack.largest_acked_sent_time > start)
-        {
-            self.ca_state = CaState::Open;
+        if self.loss.end_episode_if_acked(ack) {
             self.restore_cwnd();
         }
     }

@@ -5,8 +5,12 @@
 //! generation's own rules (its state machine, its filters, its reactions to loss) in its own
 //! module, and puts here only what is the same computation in both:
 //!
+//! - [`loss_state`]: recovery episodes, the RTO's loss state and the undo marker, and the
+//!   phase reported while in them;
 //! - `harness` (tests only): the one-bottleneck network and the hand-cranked ACK driver both
 //!   test suites run their controller through.
+
+pub(crate) mod loss_state;
 
 #[cfg(test)]
 pub(crate) mod harness;
