@@ -122,10 +122,10 @@ use std::time::Duration;
 
 pub use config::{BbrConfig, BbrConfigError, Gain};
 
+use super::bbr_common::ack_aggregation::AckAggregation;
 use super::bbr_common::loss_state::{CaState, LossState};
 use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent, Controller, RateSample};
 use crate::time::Instant;
-use bandwidth::AckAggregation;
 use long_term::LongTermBw;
 use windowed_filter::WindowedMaxFilter;
 

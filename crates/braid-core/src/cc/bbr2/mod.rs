@@ -125,10 +125,10 @@ use std::time::Duration;
 pub use config::{Bbr2Config, Bbr2ConfigError, Version};
 
 use super::bbr::Gain;
+use super::bbr_common::ack_aggregation::AckAggregation;
 use super::bbr_common::loss_state::{CaState, LossState};
 use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent, Controller, RateSample};
 use crate::time::Instant;
-use bandwidth::AckAggregation;
 
 /// "Not set yet" for the bounds the sources initialise to infinity.
 const UNSET: u64 = u64::MAX;

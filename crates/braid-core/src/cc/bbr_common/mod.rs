@@ -5,11 +5,14 @@
 //! generation's own rules (its state machine, its filters, its reactions to loss) in its own
 //! module, and puts here only what is the same computation in both:
 //!
+//! - [`ack_aggregation`]: the estimator of how far ACKs run ahead of `bw`, and the cwnd
+//!   allowance it yields;
 //! - [`loss_state`]: recovery episodes, the RTO's loss state and the undo marker, and the
 //!   phase reported while in them;
 //! - `harness` (tests only): the one-bottleneck network and the hand-cranked ACK driver both
 //!   test suites run their controller through.
 
+pub(crate) mod ack_aggregation;
 pub(crate) mod loss_state;
 
 #[cfg(test)]
