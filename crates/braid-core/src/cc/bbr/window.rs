@@ -4,56 +4,33 @@
 
 use std::time::Duration;
 
-use super::config::{BBR_SCALE, BBR_TSO_SEGS_GOAL_PKTS, BBR_UNIT};
+use super::config::BBR_TSO_SEGS_GOAL_PKTS;
 use super::{Bbr, CaState, Gain, Mode};
+use crate::cc::bbr_common::pacing;
 use crate::cc::AckEvent;
 
-/// RTT assumed for the initial pacing rate before any sample (the kernel's nominal 1 ms).
-const DEFAULT_RTT: Duration = Duration::from_millis(1);
-
 impl Bbr {
-    /// `bw * gain`, less the pacing margin, in bytes/s (`bbr_bw_to_pacing_rate`).
-    pub(super) fn bw_to_pacing_rate(&self, bw: u64, gain: Gain) -> u64 {
-        let rate = u128::from(bw)
-            * u128::from(gain.0)
-            * u128::from(100 - self.config.pacing_margin_percent)
-            / (u128::from(BBR_UNIT) * 100);
-        u64::try_from(rate).unwrap_or(u64::MAX)
-    }
-
     /// Paces at high_gain * cwnd / RTT, with the first RTT sample or a nominal 1 ms before
     /// one (`bbr_init_pacing_rate_from_rtt`).
     pub(super) fn init_pacing_rate_from_rtt(&mut self, rtt: Option<Duration>) {
-        let rtt = match rtt {
-            Some(rtt) => {
-                self.has_seen_rtt = true;
-                rtt.max(Duration::from_micros(1))
-            }
-            None => DEFAULT_RTT,
-        };
-        let bw = u128::from(self.cwnd_bytes) * 1_000_000_000 / rtt.as_nanos();
-        let bw = u64::try_from(bw).unwrap_or(u64::MAX);
-        self.pacing_rate_bytes_per_s = self.bw_to_pacing_rate(bw, self.config.high_gain);
+        self.has_seen_rtt |= rtt.is_some();
+        let bw = pacing::initial_bw(self.cwnd_bytes, rtt);
+        let margin = self.config.pacing_margin_percent;
+        self.pacing_rate_bytes_per_s = pacing::pacing_rate(bw, self.config.high_gain, margin);
     }
 
-    /// Paces at `gain * bw`; until the pipe is full the rate only goes up, so an early low
-    /// estimate cannot slow Startup (`bbr_set_pacing_rate`).
+    /// Paces at `gain * bw` less the margin; until the pipe is full the rate only goes up,
+    /// so an early low estimate cannot slow Startup (`bbr_set_pacing_rate`).
     pub(super) fn set_pacing_rate(&mut self, bw: u64, gain: Gain) {
-        let rate = self.bw_to_pacing_rate(bw, gain);
+        let rate = pacing::pacing_rate(bw, gain, self.config.pacing_margin_percent);
         if self.full_bw_reached || rate > self.pacing_rate_bytes_per_s {
             self.pacing_rate_bytes_per_s = rate;
         }
     }
 
-    /// `gain * bw * min_rtt`, rounded up so rounding cannot shrink the window round after
-    /// round; the initial window before any RTT sample (`bbr_bdp`).
+    /// `gain * bw * min_rtt`; the initial window before any RTT sample (`bbr_bdp`).
     pub(super) fn bdp(&self, bw: u64, gain: Gain) -> u64 {
-        let Some(min_rtt) = self.min_rtt else {
-            return self.initial_cwnd_bytes;
-        };
-        let w = u128::from(bw) * min_rtt.as_nanos();
-        let bdp = ((w * u128::from(gain.0)) >> BBR_SCALE).div_ceil(1_000_000_000);
-        u64::try_from(bdp).unwrap_or(u64::MAX)
+        self.min_rtt.map_or(self.initial_cwnd_bytes, |min_rtt| pacing::bdp(bw, min_rtt, gain))
     }
 
     /// Adds room for the send quanta queued at both ends (3 of them), rounds up to an even

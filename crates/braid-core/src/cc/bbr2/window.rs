@@ -22,26 +22,21 @@
 use std::time::Duration;
 
 use super::{Bbr2, CaState, Mode, ProbeBwPhase, UndoBounds, UndoState, Version, UNSET};
-use crate::cc::bbr::config::{BBR_SCALE, BBR_UNIT};
 use crate::cc::bbr::Gain;
+use crate::cc::bbr_common::pacing;
 use crate::cc::AckEvent;
 use crate::time::Instant;
-
-/// RTT assumed for the initial pacing rate before any sample (the kernel's nominal 1 ms).
-const DEFAULT_RTT: Duration = Duration::from_millis(1);
 /// Send quanta budgeted at the two ends (one in the qdisc, one in TSO, one at the
 /// receiver's GRO); Braid sends one MSS per quantum.
 const QUANTA_BUDGETED: u64 = 3;
 
 impl Bbr2 {
-    /// `gain * bw * min_rtt`, rounded up; the initial window before any RTT sample.
+    /// `gain * bw * min_rtt`; the initial window before any RTT sample (`BDPMultiple`).
     pub(super) fn bdp(&self, bw: u64, gain: Gain) -> u64 {
-        let Some(min_rtt) = self.min_rtt else {
-            return self.initial_cwnd_bytes;
-        };
-        let w = u128::from(bw) * min_rtt.as_nanos();
-        let bdp = ((w * u128::from(gain.0)) >> BBR_SCALE).div_ceil(1_000_000_000);
-        u64::try_from(bdp).unwrap_or(u64::MAX)
+        match self.min_rtt {
+            Some(min_rtt) => pacing::bdp(bw, min_rtt, gain),
+            None => self.initial_cwnd_bytes,
+        }
     }
 
     /// Room for the send quanta at both ends and the 4-packet floor, plus 2 packets in UP so
@@ -71,34 +66,21 @@ impl Bbr2 {
         }
     }
 
-    /// `bw * gain`, less the pacing margin, in bytes/s.
-    fn bw_to_pacing_rate(&self, bw: u64, gain: Gain) -> u64 {
-        let rate = u128::from(bw)
-            * u128::from(gain.0)
-            * u128::from(100 - self.config.pacing_margin_percent)
-            / (u128::from(BBR_UNIT) * 100);
-        u64::try_from(rate).unwrap_or(u64::MAX)
-    }
-
     /// Paces at startup gain * initial cwnd / RTT, with the first RTT sample or a nominal
     /// 1 ms before one (`InitPacingRate`).
     pub(super) fn init_pacing_rate(&mut self, rtt: Option<Duration>) {
-        let rtt = match rtt {
-            Some(rtt) => {
-                self.has_seen_rtt = true;
-                rtt.max(Duration::from_micros(1))
-            }
-            None => DEFAULT_RTT,
-        };
-        let bw = u128::from(self.cwnd_bytes) * 1_000_000_000 / rtt.as_nanos();
-        let bw = u64::try_from(bw).unwrap_or(u64::MAX);
-        self.pacing_rate_bytes_per_s = self.bw_to_pacing_rate(bw, self.config.startup_pacing_gain);
+        if rtt.is_some() {
+            self.has_seen_rtt = true;
+        }
+        let (gain, margin) = (self.config.startup_pacing_gain, self.config.pacing_margin_percent);
+        self.pacing_rate_bytes_per_s =
+            pacing::pacing_rate(pacing::initial_bw(self.cwnd_bytes, rtt), gain, margin);
     }
 
-    /// Paces at `gain * bw`; until the pipe is full the rate only goes up
+    /// Paces at `gain * bw` less the margin; until the pipe is full the rate only goes up
     /// (`SetPacingRateWithGain`).
     pub(super) fn set_pacing_rate(&mut self, bw: u64, gain: Gain) {
-        let rate = self.bw_to_pacing_rate(bw, gain);
+        let rate = pacing::pacing_rate(bw, gain, self.config.pacing_margin_percent);
         if self.full_bw_reached || rate > self.pacing_rate_bytes_per_s {
             self.pacing_rate_bytes_per_s = rate;
         }

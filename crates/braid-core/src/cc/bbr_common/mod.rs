@@ -7,6 +7,7 @@
 //!
 //! - [`ack_aggregation`]: the estimator of how far ACKs run ahead of `bw`, and the cwnd
 //!   allowance it yields;
+//! - [`pacing`]: pacing rate and BDP from `bw`, `min_rtt` and a gain;
 //! - [`loss_state`]: recovery episodes, the RTO's loss state and the undo marker, and the
 //!   phase reported while in them;
 //! - `harness` (tests only): the one-bottleneck network and the hand-cranked ACK driver both
@@ -14,6 +15,7 @@
 
 pub(crate) mod ack_aggregation;
 pub(crate) mod loss_state;
+pub(crate) mod pacing;
 
 #[cfg(test)]
 pub(crate) mod harness;
