@@ -194,12 +194,7 @@ mod tests {
         let mut d = probe_bw();
         let prior = d.bbr.cwnd_bytes;
         let start = d.now;
-        d.bbr.on_congestion_event(&CongestionEvent {
-            now: start,
-            largest_lost_sent_time: start - RTT,
-            lost_bytes: MSS,
-            in_flight_bytes: 50 * MSS,
-        });
+        d.congestion(start - RTT, MSS, 50 * MSS);
         assert_eq!(d.bbr.metrics().phase, CcPhase::Recovery);
         // First ACK: cwnd = inflight + acked, whatever the cwnd was.
         let before = Ack { after: ms(0), lost: MSS, in_flight: 50 * MSS, ..Ack::default() };

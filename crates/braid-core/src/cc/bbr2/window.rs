@@ -199,7 +199,7 @@ impl Bbr2 {
 mod tests {
     use super::super::harness::{ms, params, Ack, Driver, Network, MSS};
     use super::super::{Bbr2, Mode, ProbeBwPhase, Version, UNSET};
-    use crate::cc::{CcPhase, CongestionEvent, Controller, Counting};
+    use crate::cc::{CcPhase, Controller, Counting};
 
     const RTT: std::time::Duration = ms(100);
 
@@ -248,12 +248,7 @@ mod tests {
         d.clocked(1_000_000, RTT, 100 * MSS, ms(1000));
         let prior = d.bbr.cwnd_bytes;
         let start = d.now;
-        d.bbr.on_congestion_event(&CongestionEvent {
-            now: start,
-            largest_lost_sent_time: start - RTT,
-            lost_bytes: MSS,
-            in_flight_bytes: 90 * MSS,
-        });
+        d.congestion(start - RTT, MSS, 90 * MSS);
         assert_eq!(d.bbr.metrics().phase, CcPhase::Recovery);
         assert_eq!(d.bbr.prior_cwnd_bytes, prior);
         d.bbr.cwnd_bytes = 50 * MSS; // as if a short-term bound had cut it
@@ -278,13 +273,7 @@ mod tests {
         d.clocked(1_000_000, RTT, 100 * MSS, ms(1000));
         d.bbr.mode = Mode::ProbeBw(ProbeBwPhase::Up);
         d.bbr.bw_probe_samples = true;
-        let start = d.now;
-        d.bbr.on_congestion_event(&CongestionEvent {
-            now: start,
-            largest_lost_sent_time: start,
-            lost_bytes: 5 * MSS,
-            in_flight_bytes: 95 * MSS,
-        });
+        d.congestion(d.now, 5 * MSS, 95 * MSS);
         let a = Ack {
             bw: Some(1_000_000),
             tx_in_flight: Some(100 * MSS),
@@ -304,12 +293,7 @@ mod tests {
         d.clocked(1_000_000, RTT, 100 * MSS, ms(1000));
         d.bbr.mode = Mode::ProbeBw(ProbeBwPhase::Up);
         d.bbr.bw_probe_samples = true;
-        d.bbr.on_congestion_event(&CongestionEvent {
-            now: d.now,
-            largest_lost_sent_time: d.now,
-            lost_bytes: 5 * MSS,
-            in_flight_bytes: 95 * MSS,
-        });
+        d.congestion(d.now, 5 * MSS, 95 * MSS);
         d.ack(a);
         d.bbr.on_spurious_congestion(d.now);
         assert_eq!(d.bbr.inflight_hi_bytes, UNSET);

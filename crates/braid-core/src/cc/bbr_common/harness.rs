@@ -383,11 +383,17 @@ impl<C: Controller> Driver<C> {
 
     /// Declares `bytes` lost now, from packets sent just before now.
     pub fn loss(&mut self, bytes: u64) {
+        self.congestion(self.now, bytes, 100 * MSS);
+    }
+
+    /// Declares `lost_bytes` lost now, the last of them sent at `sent`, leaving
+    /// `in_flight_bytes` in flight.
+    pub fn congestion(&mut self, sent: Instant, lost_bytes: u64, in_flight_bytes: u64) {
         self.bbr.on_congestion_event(&CongestionEvent {
             now: self.now,
-            largest_lost_sent_time: self.now,
-            lost_bytes: bytes,
-            in_flight_bytes: 100 * MSS,
+            largest_lost_sent_time: sent,
+            lost_bytes,
+            in_flight_bytes,
         });
     }
 }
