@@ -8,12 +8,14 @@
 //! - [`ack_aggregation`]: the estimator of how far ACKs run ahead of `bw`, and the cwnd
 //!   allowance it yields;
 //! - [`pacing`]: pacing rate and BDP from `bw`, `min_rtt` and a gain;
+//! - [`limits`]: range checks of the tuning fields both configurations have;
 //! - [`loss_state`]: recovery episodes, the RTO's loss state and the undo marker, and the
 //!   phase reported while in them;
 //! - `harness` (tests only): the one-bottleneck network and the hand-cranked ACK driver both
 //!   test suites run their controller through.
 
 pub(crate) mod ack_aggregation;
+pub(crate) mod limits;
 pub(crate) mod loss_state;
 pub(crate) mod pacing;
 
