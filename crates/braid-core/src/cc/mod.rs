@@ -33,6 +33,7 @@
 
 pub mod bbr;
 pub mod bbr2;
+mod bbr_common;
 pub mod coupled;
 pub mod cubic;
 pub mod multipath;

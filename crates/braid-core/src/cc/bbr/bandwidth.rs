@@ -2,38 +2,9 @@
 //! samples (`bbr_update_bw`), and the ACK-aggregation allowance
 //! (`bbr_update_ack_aggregation`).
 
-use std::time::Duration;
-
-use super::config::{
-    BBR_ACK_EPOCH_ACKED_RESET_THRESH_PKTS, BBR_EXTRA_ACKED_MAX_US, BBR_EXTRA_ACKED_WIN_RTTS,
-};
+use super::config::BBR_EXTRA_ACKED_WIN_RTTS;
 use super::{Bbr, Gain};
 use crate::cc::{AckEvent, RateSample};
-use crate::time::{bytes_in, Instant};
-
-/// State of the ACK-aggregation estimator: how far ACKed data ran ahead of `bw` in the
-/// current epoch, and the max of that excess over two windows of 5 rounds.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct AckAggregation {
-    epoch_start: Instant,
-    epoch_acked_bytes: u64,
-    extra_acked_bytes: [u64; 2],
-    win_rtts: u32,
-    win_idx: usize,
-}
-
-impl AckAggregation {
-    /// Starts a new sampling epoch at `now`.
-    pub(super) fn start(&mut self, now: Instant) {
-        self.epoch_start = now;
-        self.epoch_acked_bytes = 0;
-    }
-
-    /// Max excess ACKed over the last 5 to 10 rounds (`bbr_extra_acked`).
-    fn extra_acked_bytes(&self) -> u64 {
-        self.extra_acked_bytes[0].max(self.extra_acked_bytes[1])
-    }
-}
 
 impl Bbr {
     /// The windowed max delivery rate, in bytes/s (`bbr_max_bw`).
@@ -76,53 +47,27 @@ impl Bbr {
     }
 
     /// Measures how much data ACKs deliver beyond what `bw` explains, to provision cwnd for
-    /// ACK aggregation (`bbr_update_ack_aggregation`).
+    /// ACK aggregation (`bbr_update_ack_aggregation`). v1 times the epoch by the delivery
+    /// clock and keeps the max over windows of 5 rounds.
     pub(super) fn update_ack_aggregation(&mut self, ack: &AckEvent, rs: Option<&RateSample>) {
         let valid = rs.and_then(RateSample::delivery_rate_bytes_per_s).is_some();
         if self.config.extra_acked_gain == Gain(0) || ack.newly_acked_bytes == 0 || !valid {
             return;
         }
-        let bw = self.bw();
-        let mss = self.mss_bytes;
-        let (round_start, delivered_time, cwnd) =
-            (self.round_start, self.delivered_time, self.cwnd_bytes);
-        let agg = &mut self.ack_aggregation;
-
-        if round_start {
-            agg.win_rtts = (agg.win_rtts + 1).min(31);
-            if agg.win_rtts >= BBR_EXTRA_ACKED_WIN_RTTS {
-                agg.win_rtts = 0;
-                agg.win_idx ^= 1;
-                agg.extra_acked_bytes[agg.win_idx] = 0;
-            }
+        if self.round_start {
+            self.ack_aggregation.on_round_start(BBR_EXTRA_ACKED_WIN_RTTS);
         }
-
-        // Data the bandwidth model expects to have been ACKed since the epoch began.
-        let mut expected = bytes_in(bw, delivered_time.saturating_since(agg.epoch_start));
-        // Restart the epoch when ACKs fall behind the model, or the epoch is very old.
-        let reset_bytes = BBR_ACK_EPOCH_ACKED_RESET_THRESH_PKTS * mss;
-        if agg.epoch_acked_bytes <= expected
-            || agg.epoch_acked_bytes + ack.newly_acked_bytes >= reset_bytes
-        {
-            agg.epoch_acked_bytes = 0;
-            agg.epoch_start = delivered_time;
-            expected = 0;
-        }
-        agg.epoch_acked_bytes =
-            (agg.epoch_acked_bytes + ack.newly_acked_bytes).min(reset_bytes - 1);
-        let extra = agg.epoch_acked_bytes.saturating_sub(expected).min(cwnd);
-        let slot = &mut agg.extra_acked_bytes[agg.win_idx];
-        *slot = (*slot).max(extra);
+        let (bw, cwnd) = (self.bw(), self.cwnd_bytes);
+        let acked = ack.newly_acked_bytes;
+        self.ack_aggregation.update(self.delivered_time, bw, acked, cwnd, self.mss_bytes);
     }
 
-    /// Extra cwnd for ACK aggregation, once the pipe is full: the recent max excess, capped at
-    /// 100 ms of `bw` (`bbr_ack_aggregation_cwnd`).
+    /// Extra cwnd for ACK aggregation, once the pipe is full (`bbr_ack_aggregation_cwnd`).
     pub(super) fn ack_aggregation_cwnd(&self) -> u64 {
         if self.config.extra_acked_gain == Gain(0) || !self.full_bw_reached {
             return 0;
         }
-        let cap = bytes_in(self.bw(), Duration::from_micros(BBR_EXTRA_ACKED_MAX_US));
-        self.config.extra_acked_gain.apply(self.ack_aggregation.extra_acked_bytes()).min(cap)
+        self.ack_aggregation.cwnd_bytes(self.config.extra_acked_gain, self.bw())
     }
 }
 

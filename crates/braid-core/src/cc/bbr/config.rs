@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use crate::cc::bbr_common::limits::{self, OutOfRange};
+
 /// Fixed-point shift for gains and fractions (kernel `BBR_SCALE`).
 pub const BBR_SCALE: u32 = 8;
 /// 1.0 in gain fixed point (kernel `BBR_UNIT`).
@@ -178,8 +180,12 @@ pub struct BbrConfigError {
 impl BbrConfig {
     /// Checks every field; the error names the first field out of range.
     pub fn validate(&self) -> Result<(), BbrConfigError> {
-        let err = |field, allowed| Err(BbrConfigError { field, allowed });
-        let max_gain = Gain(BBR_UNIT * 16);
+        self.check().map_err(|(field, allowed)| BbrConfigError { field, allowed })
+    }
+
+    fn check(&self) -> Result<(), OutOfRange> {
+        let err = |field, allowed| Err((field, allowed));
+        let max_gain = limits::MAX_GAIN;
         if !(Gain::ONE..=max_gain).contains(&self.high_gain) {
             return err("high_gain", "in 1.0..=16.0");
         }
@@ -195,28 +201,14 @@ impl BbrConfig {
         if !(1..=1000).contains(&self.bw_filter_rtts) {
             return err("bw_filter_rtts", "in 1..=1000");
         }
-        if self.min_rtt_win.is_zero() || self.min_rtt_win > Duration::from_secs(3600) {
-            return err("min_rtt_win", "in (0, 3600 s]");
-        }
+        limits::min_rtt_win(self.min_rtt_win)?;
         if self.probe_rtt_mode > self.min_rtt_win {
             return err("probe_rtt_mode", "at most min_rtt_win");
         }
-        if self.pacing_margin_percent > 50 {
-            return err("pacing_margin_percent", "in 0..=50");
-        }
-        if !(1..=1000).contains(&self.cwnd_min_target_pkts) {
-            return err("cwnd_min_target_pkts", "in 1..=1000");
-        }
-        if self.full_bw_thresh <= Gain::ONE || self.full_bw_thresh > max_gain {
-            return err("full_bw_thresh", "in (1.0, 16.0]");
-        }
-        if !(1..=100).contains(&self.full_bw_cnt) {
-            return err("full_bw_cnt", "in 1..=100");
-        }
-        if self.extra_acked_gain > max_gain {
-            return err("extra_acked_gain", "in 0..=16.0");
-        }
-        Ok(())
+        limits::pacing_margin_percent(self.pacing_margin_percent)?;
+        limits::cwnd_min_target_pkts(self.cwnd_min_target_pkts)?;
+        limits::full_bw(self.full_bw_thresh, self.full_bw_cnt)?;
+        limits::extra_acked_gain(self.extra_acked_gain)
     }
 }
 

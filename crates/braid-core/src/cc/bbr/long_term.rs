@@ -18,6 +18,7 @@ use super::config::{
     BBR_LT_LOSS_THRESH, BBR_SCALE, BBR_UNIT,
 };
 use super::{Bbr, Gain, Mode};
+use crate::cc::bbr_common::pacing::pacing_rate;
 use crate::time::Instant;
 
 /// Shortest interval whose average rate is trusted (the kernel counts in whole ms).
@@ -132,7 +133,8 @@ impl Bbr {
             let diff = bw.abs_diff(prev);
             let close_ratio = u128::from(diff) * u128::from(BBR_UNIT)
                 <= u128::from(BBR_LT_BW_RATIO.0) * u128::from(prev);
-            let close_abs = self.bw_to_pacing_rate(diff, Gain::ONE) <= BBR_LT_BW_DIFF_BYTES_PER_S;
+            let close_abs = pacing_rate(diff, Gain::ONE, self.config.pacing_margin_percent)
+                <= BBR_LT_BW_DIFF_BYTES_PER_S;
             if close_ratio || close_abs {
                 // Two consistent lossy intervals: we are policed at about their average.
                 let lt = &mut self.long_term;

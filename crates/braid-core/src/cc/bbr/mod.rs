@@ -109,16 +109,23 @@ mod startup;
 mod window;
 pub mod windowed_filter;
 
+/// The shared test drivers ([`super::bbr_common::harness`]) with [`Bbr`] as the controller.
 #[cfg(test)]
-mod harness;
+mod harness {
+    use crate::cc::bbr_common::harness;
+    pub(super) use harness::{ms, params, Ack, App, Policer, MSS};
+    pub(super) type Network = harness::Network<super::Bbr>;
+    pub(super) type Driver = harness::Driver<super::Bbr>;
+}
 
 use std::time::Duration;
 
 pub use config::{BbrConfig, BbrConfigError, Gain};
 
+use super::bbr_common::ack_aggregation::AckAggregation;
+use super::bbr_common::loss_state::{CaState, LossState};
 use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent, Controller, RateSample};
 use crate::time::Instant;
-use bandwidth::AckAggregation;
 use long_term::LongTermBw;
 use windowed_filter::WindowedMaxFilter;
 
@@ -135,13 +142,16 @@ enum Mode {
     ProbeRtt,
 }
 
-/// The sender's loss state, the part of the kernel's `icsk_ca_state` BBR looks at. Ordered as
-/// the kernel's (`TCP_CA_Open` < `TCP_CA_Recovery` < `TCP_CA_Loss`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum CaState {
-    Open,
-    Recovery,
-    Loss,
+impl Mode {
+    /// The mode as the [`CcMetrics`] phase.
+    fn phase(self) -> CcPhase {
+        match self {
+            Mode::Startup => CcPhase::Startup,
+            Mode::Drain => CcPhase::Drain,
+            Mode::ProbeBw => CcPhase::ProbeBw,
+            Mode::ProbeRtt => CcPhase::ProbeRtt,
+        }
+    }
 }
 
 /// A BBRv1 controller for one path. See the module documentation.
@@ -203,20 +213,13 @@ pub struct Bbr {
     probe_rtt_app_limited: Option<(u64, u64)>,
 
     // Loss reactions.
-    ca_state: CaState,
-    /// The state as of the last ACK that set the cwnd (`prev_ca_state`).
-    prev_ca_state: CaState,
-    /// When the current recovery episode (or RTO) began.
-    recovery_start: Option<Instant>,
+    loss: LossState,
     packet_conservation: bool,
     /// Last known good cwnd, restored after recovery and ProbeRTT.
     prior_cwnd_bytes: u64,
 
     ack_aggregation: AckAggregation,
     long_term: LongTermBw,
-    /// Set when recovery (or an RTO) begins from the open state, until undone: the episode
-    /// start to go back to (the kernel's `undo_marker`).
-    undo_prior_recovery_start: Option<Option<Instant>>,
 }
 
 impl Bbr {
@@ -265,14 +268,11 @@ impl Bbr {
             probe_rtt_round_done: false,
             idle_restart: false,
             probe_rtt_app_limited: None,
-            ca_state: CaState::Open,
-            prev_ca_state: CaState::Open,
-            recovery_start: None,
+            loss: LossState::default(),
             packet_conservation: false,
             prior_cwnd_bytes: 0,
             ack_aggregation: AckAggregation::default(),
             long_term: LongTermBw::default(),
-            undo_prior_recovery_start: None,
         };
         bbr.init_pacing_rate_from_rtt(None);
         bbr
@@ -321,28 +321,11 @@ impl Bbr {
     /// Saves the last known good cwnd before loss recovery or ProbeRTT cuts it
     /// (`bbr_save_cwnd`).
     fn save_cwnd(&mut self) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
+        if self.loss.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
             self.prior_cwnd_bytes = self.cwnd_bytes;
         } else {
             // Recovery or ProbeRTT already cut the cwnd: keep the larger, older value.
             self.prior_cwnd_bytes = self.prior_cwnd_bytes.max(self.cwnd_bytes);
-        }
-    }
-
-    /// Arms the undo when a reduction begins from the open state (Linux `tcp_init_undo`).
-    fn save_undo(&mut self) {
-        if self.ca_state == CaState::Open {
-            self.undo_prior_recovery_start = Some(self.recovery_start);
-        }
-    }
-
-    /// Ends a recovery episode (or the RTO's loss state) once the ACK covers a packet sent
-    /// after it began (RFC 9002 section 7.3.2).
-    fn update_ca_state(&mut self, ack: &AckEvent) {
-        if self.ca_state != CaState::Open
-            && self.recovery_start.is_some_and(|start| ack.largest_acked_sent_time > start)
-        {
-            self.ca_state = CaState::Open;
         }
     }
 }
@@ -352,7 +335,7 @@ impl Controller for Bbr {
     fn on_sent(&mut self, now: Instant, bytes: u64, in_flight_bytes: u64) {
         self.start_clock(now);
         let was_idle = in_flight_bytes <= bytes;
-        if !was_idle || self.ca_state == CaState::Loss {
+        if !was_idle || self.loss.ca_state == CaState::Loss {
             return;
         }
         self.idle_restart = true;
@@ -368,7 +351,7 @@ impl Controller for Bbr {
     /// `bbr_main`: update the model, then the pacing rate and the cwnd.
     fn on_ack(&mut self, ack: &AckEvent) {
         self.start_clock(ack.now);
-        self.update_ca_state(ack);
+        self.loss.end_episode_if_acked(ack);
         if ack.newly_acked_bytes > 0 {
             self.delivered_time = ack.now;
         }
@@ -392,18 +375,12 @@ impl Controller for Bbr {
     fn on_congestion_event(&mut self, event: &CongestionEvent) {
         self.start_clock(event.now);
         self.lost_bytes += event.lost_bytes;
-        let new_episode =
-            self.recovery_start.is_none_or(|start| event.largest_lost_sent_time > start);
-        if !new_episode {
+        if !self.loss.is_new_episode(event.largest_lost_sent_time) {
             return;
         }
         self.save_cwnd();
-        self.save_undo();
-        self.recovery_start = Some(event.now);
-        // Losses during an RTO's loss state belong to it (the kernel stays in CA_Loss).
-        if self.ca_state != CaState::Loss {
-            self.ca_state = CaState::Recovery;
-        }
+        self.loss.arm_undo();
+        self.loss.start_recovery(event.now);
     }
 
     /// `tcp_enter_loss` + `bbr_set_state(TCP_CA_Loss)`: save the cwnd, restart it at one
@@ -411,11 +388,9 @@ impl Controller for Bbr {
     fn on_rto(&mut self, now: Instant) {
         self.start_clock(now);
         self.save_cwnd();
-        self.save_undo();
+        self.loss.arm_undo();
         self.cwnd_bytes = self.mss_bytes;
-        self.ca_state = CaState::Loss;
-        self.prev_ca_state = CaState::Loss;
-        self.recovery_start = Some(now);
+        self.loss.enter_loss(now);
         self.full_bw_bytes_per_s = 0;
         self.round_start = true;
         self.lt_bw_sampling(1, false);
@@ -427,14 +402,12 @@ impl Controller for Bbr {
     /// `snd_cwnd`). As `tcp_undo_cwnd_reduction` then returns to `TCP_CA_Open`, the loss state
     /// is open again and the next ACK restores the cwnd saved when recovery began.
     fn on_spurious_congestion(&mut self, _now: Instant) {
-        let Some(prior_recovery_start) = self.undo_prior_recovery_start.take() else {
+        if !self.loss.undo() {
             return;
-        };
+        }
         self.full_bw_bytes_per_s = 0;
         self.full_bw_cnt = 0;
         self.reset_lt_bw_sampling();
-        self.ca_state = CaState::Open;
-        self.recovery_start = prior_recovery_start;
     }
 
     fn cwnd_bytes(&self) -> u64 {
@@ -448,14 +421,7 @@ impl Controller for Bbr {
     /// The phase is ProbeRTT whenever BBR is in it (schedulers avoid a path whose cwnd is
     /// pinned at 4 packets), else the loss state if not open, else the mode.
     fn metrics(&self) -> CcMetrics {
-        let phase = match (self.mode, self.ca_state) {
-            (Mode::ProbeRtt, _) => CcPhase::ProbeRtt,
-            (_, CaState::Loss) => CcPhase::Loss,
-            (_, CaState::Recovery) => CcPhase::Recovery,
-            (Mode::Startup, CaState::Open) => CcPhase::Startup,
-            (Mode::Drain, CaState::Open) => CcPhase::Drain,
-            (Mode::ProbeBw, CaState::Open) => CcPhase::ProbeBw,
-        };
+        let phase = self.loss.phase(self.mode.phase());
         let bw = self.bw();
         CcMetrics {
             cwnd_bytes: self.cwnd_bytes,
@@ -575,7 +541,7 @@ mod tests {
         assert_eq!(bbr.long_term.bw_bytes_per_s, 0);
         assert_eq!(bbr.cwnd_bytes(), cwnd, "bbr_undo_cwnd keeps snd_cwnd");
         assert_eq!(bbr.metrics().phase, CcPhase::Startup);
-        assert_eq!(bbr.recovery_start, None, "the undone episode is forgotten");
+        assert_eq!(bbr.loss.recovery_start, None, "the undone episode is forgotten");
         // A second undo without a new episode changes nothing.
         bbr.full_bw_cnt = 1;
         bbr.on_spurious_congestion(now);

@@ -4,56 +4,33 @@
 
 use std::time::Duration;
 
-use super::config::{BBR_SCALE, BBR_TSO_SEGS_GOAL_PKTS, BBR_UNIT};
+use super::config::BBR_TSO_SEGS_GOAL_PKTS;
 use super::{Bbr, CaState, Gain, Mode};
+use crate::cc::bbr_common::pacing;
 use crate::cc::AckEvent;
 
-/// RTT assumed for the initial pacing rate before any sample (the kernel's nominal 1 ms).
-const DEFAULT_RTT: Duration = Duration::from_millis(1);
-
 impl Bbr {
-    /// `bw * gain`, less the pacing margin, in bytes/s (`bbr_bw_to_pacing_rate`).
-    pub(super) fn bw_to_pacing_rate(&self, bw: u64, gain: Gain) -> u64 {
-        let rate = u128::from(bw)
-            * u128::from(gain.0)
-            * u128::from(100 - self.config.pacing_margin_percent)
-            / (u128::from(BBR_UNIT) * 100);
-        u64::try_from(rate).unwrap_or(u64::MAX)
-    }
-
     /// Paces at high_gain * cwnd / RTT, with the first RTT sample or a nominal 1 ms before
     /// one (`bbr_init_pacing_rate_from_rtt`).
     pub(super) fn init_pacing_rate_from_rtt(&mut self, rtt: Option<Duration>) {
-        let rtt = match rtt {
-            Some(rtt) => {
-                self.has_seen_rtt = true;
-                rtt.max(Duration::from_micros(1))
-            }
-            None => DEFAULT_RTT,
-        };
-        let bw = u128::from(self.cwnd_bytes) * 1_000_000_000 / rtt.as_nanos();
-        let bw = u64::try_from(bw).unwrap_or(u64::MAX);
-        self.pacing_rate_bytes_per_s = self.bw_to_pacing_rate(bw, self.config.high_gain);
+        self.has_seen_rtt |= rtt.is_some();
+        let bw = pacing::initial_bw(self.cwnd_bytes, rtt);
+        let margin = self.config.pacing_margin_percent;
+        self.pacing_rate_bytes_per_s = pacing::pacing_rate(bw, self.config.high_gain, margin);
     }
 
-    /// Paces at `gain * bw`; until the pipe is full the rate only goes up, so an early low
-    /// estimate cannot slow Startup (`bbr_set_pacing_rate`).
+    /// Paces at `gain * bw` less the margin; until the pipe is full the rate only goes up,
+    /// so an early low estimate cannot slow Startup (`bbr_set_pacing_rate`).
     pub(super) fn set_pacing_rate(&mut self, bw: u64, gain: Gain) {
-        let rate = self.bw_to_pacing_rate(bw, gain);
+        let rate = pacing::pacing_rate(bw, gain, self.config.pacing_margin_percent);
         if self.full_bw_reached || rate > self.pacing_rate_bytes_per_s {
             self.pacing_rate_bytes_per_s = rate;
         }
     }
 
-    /// `gain * bw * min_rtt`, rounded up so rounding cannot shrink the window round after
-    /// round; the initial window before any RTT sample (`bbr_bdp`).
+    /// `gain * bw * min_rtt`; the initial window before any RTT sample (`bbr_bdp`).
     pub(super) fn bdp(&self, bw: u64, gain: Gain) -> u64 {
-        let Some(min_rtt) = self.min_rtt else {
-            return self.initial_cwnd_bytes;
-        };
-        let w = u128::from(bw) * min_rtt.as_nanos();
-        let bdp = ((w * u128::from(gain.0)) >> BBR_SCALE).div_ceil(1_000_000_000);
-        u64::try_from(bdp).unwrap_or(u64::MAX)
+        self.min_rtt.map_or(self.initial_cwnd_bytes, |min_rtt| pacing::bdp(bw, min_rtt, gain))
     }
 
     /// Adds room for the send quanta queued at both ends (3 of them), rounds up to an even
@@ -117,7 +94,7 @@ impl Bbr {
     /// (or the RTO's loss state) ends, restore the cwnd saved when it began; `set_cwnd` still
     /// caps it at the target. Returns the cwnd and whether packet conservation set it.
     fn set_cwnd_to_recover_or_restore(&mut self, ack: &AckEvent) -> (u64, bool) {
-        let (state, prev) = (self.ca_state, self.prev_ca_state);
+        let (state, prev) = (self.loss.ca_state, self.loss.prev_ca_state);
         let acked = ack.newly_acked_bytes;
         let mut cwnd = self.cwnd_bytes;
         if ack.newly_lost_bytes > 0 {
@@ -135,7 +112,7 @@ impl Bbr {
             cwnd = cwnd.max(self.prior_cwnd_bytes);
             self.packet_conservation = false;
         }
-        self.prev_ca_state = state;
+        self.loss.prev_ca_state = state;
 
         if self.packet_conservation {
             return (cwnd.max(ack.in_flight_bytes + acked), true);
@@ -217,12 +194,7 @@ mod tests {
         let mut d = probe_bw();
         let prior = d.bbr.cwnd_bytes;
         let start = d.now;
-        d.bbr.on_congestion_event(&CongestionEvent {
-            now: start,
-            largest_lost_sent_time: start - RTT,
-            lost_bytes: MSS,
-            in_flight_bytes: 50 * MSS,
-        });
+        d.congestion(start - RTT, MSS, 50 * MSS);
         assert_eq!(d.bbr.metrics().phase, CcPhase::Recovery);
         // First ACK: cwnd = inflight + acked, whatever the cwnd was.
         let before = Ack { after: ms(0), lost: MSS, in_flight: 50 * MSS, ..Ack::default() };

@@ -9,41 +9,12 @@
 //! when the probe's samples have arrived, so an estimate lives one to two cycles (2-6 s)
 //! however many rounds that is.
 
-use std::time::Duration;
-
 use super::Bbr2;
 use crate::cc::{AckEvent, RateSample};
-use crate::time::{bytes_in, Instant};
 
-/// The aggregation allowance never exceeds what `bw` carries in 100 ms
-/// (`bbr_extra_acked_max_us`).
-const EXTRA_ACKED_MAX: Duration = Duration::from_millis(100);
 /// Rounds per half of the aggregation max filter after Startup (`bbr_extra_acked_win_rtts`);
 /// in Startup the halves last one round (draft: "just remember 1 round").
 const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-
-/// The ACK-aggregation estimator: how far ACKed data ran ahead of `bw` in the current epoch,
-/// and the max of that excess over two windows.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct AckAggregation {
-    epoch_start: Instant,
-    epoch_acked_bytes: u64,
-    extra_acked_bytes: [u64; 2],
-    win_rtts: u32,
-    win_idx: usize,
-}
-
-impl AckAggregation {
-    /// Starts a new sampling epoch at `now`.
-    pub(super) fn start(&mut self, now: Instant) {
-        self.epoch_start = now;
-        self.epoch_acked_bytes = 0;
-    }
-
-    fn extra_acked_bytes(&self) -> u64 {
-        self.extra_acked_bytes[0].max(self.extra_acked_bytes[1])
-    }
-}
 
 impl Bbr2 {
     /// The max delivery rate of this and the previous ProbeBW cycle (`bbr_max_bw`).
@@ -131,7 +102,8 @@ impl Bbr2 {
     }
 
     /// Measures how much data ACKs deliver beyond what `bw` explains, to provision cwnd for
-    /// ACK aggregation. In Startup the max filter remembers only the last round or two.
+    /// ACK aggregation. v2/v3 time the epoch by the ACK's arrival, and in Startup the max
+    /// filter remembers only the last round or two.
     pub(super) fn update_ack_aggregation(&mut self, ack: &AckEvent, rs: Option<&RateSample>) {
         if self.config.extra_acked_gain.0 == 0
             || ack.newly_acked_bytes == 0
@@ -140,44 +112,20 @@ impl Bbr2 {
         {
             return;
         }
-        let bw = self.bw();
-        let reset_bytes = (1 << 20) * self.mss_bytes;
-        let (round_start, full_bw_reached, cwnd) =
-            (self.round_start, self.full_bw_reached, self.cwnd_bytes);
-        let agg = &mut self.ack_aggregation;
-
-        if round_start {
-            agg.win_rtts = (agg.win_rtts + 1).min(31);
-            let win = if full_bw_reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
-            if agg.win_rtts >= win {
-                agg.win_rtts = 0;
-                agg.win_idx ^= 1;
-                agg.extra_acked_bytes[agg.win_idx] = 0;
-            }
+        if self.round_start {
+            let win = if self.full_bw_reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
+            self.ack_aggregation.on_round_start(win);
         }
-
-        let mut expected = bytes_in(bw, ack.now.saturating_since(agg.epoch_start));
-        // Restart the epoch when ACKs fall behind the model, or the epoch is very old.
-        if agg.epoch_acked_bytes <= expected
-            || agg.epoch_acked_bytes + ack.newly_acked_bytes >= reset_bytes
-        {
-            agg.start(ack.now);
-            expected = 0;
-        }
-        agg.epoch_acked_bytes = (agg.epoch_acked_bytes + ack.newly_acked_bytes).min(reset_bytes);
-        let extra = agg.epoch_acked_bytes.saturating_sub(expected).min(cwnd);
-        let slot = &mut agg.extra_acked_bytes[agg.win_idx];
-        *slot = (*slot).max(extra);
+        let (bw, cwnd) = (self.bw(), self.cwnd_bytes);
+        self.ack_aggregation.update(ack.now, bw, ack.newly_acked_bytes, cwnd, self.mss_bytes);
     }
 
-    /// Extra cwnd for ACK aggregation: the recent max excess, capped at 100 ms of `bw`
-    /// (`bbr_ack_aggregation_cwnd`).
+    /// Extra cwnd for ACK aggregation, in Startup too (`bbr_ack_aggregation_cwnd`).
     pub(super) fn ack_aggregation_cwnd(&self) -> u64 {
         if self.config.extra_acked_gain.0 == 0 {
             return 0;
         }
-        let cap = bytes_in(self.bw(), EXTRA_ACKED_MAX);
-        self.config.extra_acked_gain.apply(self.ack_aggregation.extra_acked_bytes()).min(cap)
+        self.ack_aggregation.cwnd_bytes(self.config.extra_acked_gain, self.bw())
     }
 }
 

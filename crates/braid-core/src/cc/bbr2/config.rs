@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use crate::cc::bbr::config::BBR_UNIT;
 use crate::cc::bbr::Gain;
+use crate::cc::bbr_common::limits::{self, OutOfRange};
 
 /// Steady-state cwnd gain in ProbeBW and Drain (`BBR.DefaultCwndGain`): twice the BDP
 /// tolerates delayed and stretched ACKs.
@@ -200,8 +201,12 @@ pub struct Bbr2ConfigError {
 impl Bbr2Config {
     /// Checks every field; the error names the first field out of range.
     pub fn validate(&self) -> Result<(), Bbr2ConfigError> {
-        let err = |field, allowed| Err(Bbr2ConfigError { field, allowed });
-        let max_gain = Gain(BBR_UNIT * 16);
+        self.check().map_err(|(field, allowed)| Bbr2ConfigError { field, allowed })
+    }
+
+    fn check(&self) -> Result<(), OutOfRange> {
+        let err = |field, allowed| Err((field, allowed));
+        let max_gain = limits::MAX_GAIN;
         let gain_at_least_one = [
             ("startup_pacing_gain", self.startup_pacing_gain),
             ("startup_cwnd_gain", self.startup_cwnd_gain),
@@ -223,12 +228,7 @@ impl Bbr2Config {
         if !(Gain(1)..=Gain::ONE).contains(&self.probe_rtt_cwnd_gain) {
             return err("probe_rtt_cwnd_gain", "in (0, 1.0]");
         }
-        if self.full_bw_thresh <= Gain::ONE || self.full_bw_thresh > max_gain {
-            return err("full_bw_thresh", "in (1.0, 16.0]");
-        }
-        if !(1..=100).contains(&self.full_bw_cnt) {
-            return err("full_bw_cnt", "in 1..=100");
-        }
+        limits::full_bw(self.full_bw_thresh, self.full_bw_cnt)?;
         if self.full_loss_cnt > 15 {
             return err("full_loss_cnt", "in 0..=15");
         }
@@ -241,9 +241,7 @@ impl Bbr2Config {
         if self.headroom_percent > 50 {
             return err("headroom_percent", "in 0..=50");
         }
-        if self.min_rtt_win.is_zero() || self.min_rtt_win > Duration::from_secs(3600) {
-            return err("min_rtt_win", "in (0, 3600 s]");
-        }
+        limits::min_rtt_win(self.min_rtt_win)?;
         if self.probe_rtt_interval.is_zero() || self.probe_rtt_interval > self.min_rtt_win {
             return err("probe_rtt_interval", "in (0, min_rtt_win]");
         }
@@ -259,16 +257,9 @@ impl Bbr2Config {
         if !(1..=255).contains(&self.bw_probe_max_rounds) {
             return err("bw_probe_max_rounds", "in 1..=255");
         }
-        if self.pacing_margin_percent > 50 {
-            return err("pacing_margin_percent", "in 0..=50");
-        }
-        if !(1..=1000).contains(&self.cwnd_min_target_pkts) {
-            return err("cwnd_min_target_pkts", "in 1..=1000");
-        }
-        if self.extra_acked_gain > max_gain {
-            return err("extra_acked_gain", "in 0..=16.0");
-        }
-        Ok(())
+        limits::pacing_margin_percent(self.pacing_margin_percent)?;
+        limits::cwnd_min_target_pkts(self.cwnd_min_target_pkts)?;
+        limits::extra_acked_gain(self.extra_acked_gain)
     }
 }
 

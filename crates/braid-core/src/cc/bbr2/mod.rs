@@ -111,17 +111,24 @@ mod short_term;
 mod startup;
 mod window;
 
+/// The shared test drivers ([`super::bbr_common::harness`]) with [`Bbr2`] as the controller.
 #[cfg(test)]
-mod harness;
+mod harness {
+    use crate::cc::bbr_common::harness;
+    pub(super) use harness::{ms, params, Ack, App, MSS};
+    pub(super) type Network = harness::Network<super::Bbr2>;
+    pub(super) type Driver = harness::Driver<super::Bbr2>;
+}
 
 use std::time::Duration;
 
 pub use config::{Bbr2Config, Bbr2ConfigError, Version};
 
 use super::bbr::Gain;
+use super::bbr_common::ack_aggregation::AckAggregation;
+use super::bbr_common::loss_state::{CaState, LossState};
 use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent, Controller, RateSample};
 use crate::time::Instant;
-use bandwidth::AckAggregation;
 
 /// "Not set yet" for the bounds the sources initialise to infinity.
 const UNSET: u64 = u64::MAX;
@@ -148,6 +155,18 @@ enum Mode {
     ProbeRtt,
 }
 
+impl Mode {
+    /// The mode as the [`CcMetrics`] phase.
+    fn phase(self) -> CcPhase {
+        match self {
+            Mode::Startup => CcPhase::Startup,
+            Mode::Drain => CcPhase::Drain,
+            Mode::ProbeBw(_) => CcPhase::ProbeBw,
+            Mode::ProbeRtt => CcPhase::ProbeRtt,
+        }
+    }
+}
+
 /// What the ACKs now arriving say about bandwidth probing (kernel `enum bbr_ack_phase`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum AckPhase {
@@ -161,14 +180,6 @@ enum AckPhase {
     ProbeFeedback,
     /// Probing stopped; its ACKs still arriving.
     ProbeStopping,
-}
-
-/// The sender's loss state, ordered as the kernel's `icsk_ca_state`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum CaState {
-    Open,
-    Recovery,
-    Loss,
 }
 
 /// The probing state a loss ended, to return to if the loss proves spurious (draft
@@ -269,15 +280,10 @@ pub struct Bbr2 {
     probe_rtt_app_limited: Option<(u64, u64)>,
 
     // Loss recovery (`window`).
-    ca_state: CaState,
-    prev_ca_state: CaState,
-    recovery_start: Option<Instant>,
+    loss: LossState,
     prior_cwnd_bytes: u64,
     undo_bounds: UndoBounds,
     undo_state: Option<UndoState>,
-    /// Set when recovery (or an RTO) begins from the open state, until undone: the episode
-    /// start to go back to (the kernel's `undo_marker`).
-    undo_prior_recovery_start: Option<Option<Instant>>,
 }
 
 impl Bbr2 {
@@ -351,13 +357,10 @@ impl Bbr2 {
             probe_rtt_round_done: false,
             idle_restart: false,
             probe_rtt_app_limited: None,
-            ca_state: CaState::Open,
-            prev_ca_state: CaState::Open,
-            recovery_start: None,
+            loss: LossState::default(),
             prior_cwnd_bytes: 0,
             undo_bounds: UndoBounds { bw_lo: UNSET, inflight_lo: UNSET, inflight_hi: UNSET },
             undo_state: None,
-            undo_prior_recovery_start: None,
         };
         bbr.init_pacing_rate(None);
         bbr
@@ -440,7 +443,7 @@ impl Controller for Bbr2 {
             self.cwnd_limited_this_round = true;
         }
         let was_idle = in_flight_bytes <= bytes;
-        if was_idle && self.ca_state != CaState::Loss {
+        if was_idle && self.loss.ca_state != CaState::Loss {
             self.handle_restart_from_idle(now);
         }
     }
@@ -464,7 +467,7 @@ impl Controller for Bbr2 {
         self.set_cwnd(ack);
         self.bound_cwnd_for_model();
         self.advance_latest_delivery_signals(rs.as_ref());
-        self.prev_ca_state = self.ca_state;
+        self.loss.prev_ca_state = self.loss.ca_state;
     }
 
     /// Packets were declared lost: note a lossy round (`bbr_note_loss`), count the loss event
@@ -475,16 +478,11 @@ impl Controller for Bbr2 {
         if !self.full_bw_reached {
             self.loss_events_in_round = (self.loss_events_in_round + 1).min(15);
         }
-        let new_episode =
-            self.recovery_start.is_none_or(|start| event.largest_lost_sent_time > start);
-        if !new_episode {
+        if !self.loss.is_new_episode(event.largest_lost_sent_time) {
             return;
         }
         self.save_state_upon_loss();
-        self.recovery_start = Some(event.now);
-        if self.ca_state != CaState::Loss {
-            self.ca_state = CaState::Recovery;
-        }
+        self.loss.start_recovery(event.now);
     }
 
     /// The flight is lost (draft `OnEnterRTO`, `tcp_enter_loss` + `bbr_set_state`).
@@ -493,9 +491,7 @@ impl Controller for Bbr2 {
         self.note_loss();
         self.save_state_upon_loss();
         self.cwnd_bytes = self.mss_bytes;
-        self.ca_state = CaState::Loss;
-        self.prev_ca_state = CaState::Loss;
-        self.recovery_start = Some(now);
+        self.loss.enter_loss(now);
         self.reset_full_bw();
         if !self.is_probing_bw() && self.inflight_lo_bytes == UNSET {
             // The short-term bound adapts from the cwnd before the timeout.
@@ -507,12 +503,9 @@ impl Controller for Bbr2 {
     /// `HandleSpuriousLossDetection`, `bbr_undo_cwnd`).
     fn on_spurious_congestion(&mut self, now: Instant) {
         self.on_event(now);
-        let Some(prior_recovery_start) = self.undo_prior_recovery_start.take() else {
-            return;
-        };
-        self.undo_spurious_loss();
-        self.ca_state = CaState::Open;
-        self.recovery_start = prior_recovery_start;
+        if self.loss.undo() {
+            self.undo_spurious_loss();
+        }
     }
 
     fn cwnd_bytes(&self) -> u64 {
@@ -526,14 +519,7 @@ impl Controller for Bbr2 {
     /// ProbeRTT whenever BBR is in it (schedulers avoid a path in ProbeRTT), else the loss
     /// state if not open, else the mode.
     fn metrics(&self) -> CcMetrics {
-        let phase = match (self.mode, self.ca_state) {
-            (Mode::ProbeRtt, _) => CcPhase::ProbeRtt,
-            (_, CaState::Loss) => CcPhase::Loss,
-            (_, CaState::Recovery) => CcPhase::Recovery,
-            (Mode::Startup, CaState::Open) => CcPhase::Startup,
-            (Mode::Drain, CaState::Open) => CcPhase::Drain,
-            (Mode::ProbeBw(_), CaState::Open) => CcPhase::ProbeBw,
-        };
+        let phase = self.loss.phase(self.mode.phase());
         let bw = self.bw();
         CcMetrics {
             cwnd_bytes: self.cwnd_bytes,
@@ -591,7 +577,7 @@ mod tests {
             let (delivered, lost) = (net.delivered_bytes - d0, net.lost_bytes - l0);
             let loss_pct = lost as f64 * 100.0 / (delivered + lost) as f64;
             let throughput = delivered / 20;
-            assert!(net.cc.inflight_hi_bytes().is_some(), "{version:?}: loss set inflight_hi");
+            assert!(net.bbr.inflight_hi_bytes().is_some(), "{version:?}: loss set inflight_hi");
             assert!(loss_pct < 2.0, "{version:?}: {loss_pct:.2}% lost");
             assert!(throughput > 1_250_000 * 85 / 100, "{version:?}: {throughput} B/s");
         }
@@ -605,17 +591,17 @@ mod tests {
         let mut net = Network::new(Bbr2::new(params(), Version::V3), 1_250_000, ms(40), 200);
         net.app = App::Periodic(ms(10));
         net.run_for(ms(5000), |_, _| {});
-        assert_eq!(net.cc.metrics().phase, CcPhase::Startup);
-        let bw = net.cc.bw();
+        assert_eq!(net.bbr.metrics().phase, CcPhase::Startup);
+        let bw = net.bbr.bw();
         assert!((90_000..1_250_000).contains(&bw), "{bw}");
         // Bulk for 2 s, then app-limited again: the full-rate estimate survives.
         net.app = App::Bulk;
         net.run_for(ms(2000), |_, _| {});
-        assert!(net.cc.full_bw_reached);
-        let bw = net.cc.bw();
+        assert!(net.bbr.full_bw_reached);
+        let bw = net.bbr.bw();
         net.app = App::Periodic(ms(10));
         net.run_for(ms(1000), |_, _| {});
-        assert_eq!(net.cc.bw(), bw, "app-limited samples do not lower max_bw");
+        assert_eq!(net.bbr.bw(), bw, "app-limited samples do not lower max_bw");
     }
 
     #[test]
@@ -624,7 +610,7 @@ mod tests {
             let run = || {
                 let mut net = Network::new(Bbr2::new(params(), version), 1_250_000, ms(30), 20);
                 let mut trace = Vec::new();
-                net.run_for(ms(12_000), |n, ack| trace.push((ack.now, n.cc.metrics())));
+                net.run_for(ms(12_000), |n, ack| trace.push((ack.now, n.bbr.metrics())));
                 trace
             };
             let (a, b) = (run(), run());

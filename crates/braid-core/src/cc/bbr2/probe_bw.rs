@@ -199,12 +199,12 @@ mod tests {
             let mut seq: Vec<Option<ProbeBwPhase>> = Vec::new();
             let mut gains = BTreeSet::new();
             net.run_for(ms(12_000), |n, _| {
-                let p = phase(&n.cc);
+                let p = phase(&n.bbr);
                 if seq.last() != Some(&p) {
                     seq.push(p);
                 }
                 if let Some(p) = p {
-                    gains.insert((format!("{p:?}"), n.cc.pacing_gain.0, n.cc.cwnd_gain.0));
+                    gains.insert((format!("{p:?}"), n.bbr.pacing_gain.0, n.bbr.cwnd_gain.0));
                 }
             });
             let next = |p| match p {

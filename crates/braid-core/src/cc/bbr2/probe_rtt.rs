@@ -198,9 +198,9 @@ mod tests {
         net.rtt = ms(60);
         let (mut entered, mut min_cwnd, mut prev) = (Vec::new(), u64::MAX, CcPhase::Startup);
         net.run_for(ms(12_000), |n, ack| {
-            let m = n.cc.metrics();
+            let m = n.bbr.metrics();
             if m.phase == CcPhase::ProbeRtt {
-                assert!(m.cwnd_bytes <= n.cc.probe_rtt_cwnd());
+                assert!(m.cwnd_bytes <= n.bbr.probe_rtt_cwnd());
                 min_cwnd = min_cwnd.min(m.cwnd_bytes);
                 if prev != CcPhase::ProbeRtt {
                     entered.push(ack.now);
@@ -208,7 +208,7 @@ mod tests {
             }
             prev = m.phase;
         });
-        (entered, min_cwnd, net.cc)
+        (entered, min_cwnd, net.bbr)
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl Bbr2 {
         let too_high = rs.is_some_and(|rs| self.is_inflight_too_high(rs));
         if self.config.full_loss_cnt > 0
             && self.loss_round_start
-            && self.ca_state == super::CaState::Recovery
+            && self.loss.ca_state == super::CaState::Recovery
             && self.loss_events_in_round >= self.config.full_loss_cnt
             && too_high
         {

@@ -22,26 +22,21 @@
 use std::time::Duration;
 
 use super::{Bbr2, CaState, Mode, ProbeBwPhase, UndoBounds, UndoState, Version, UNSET};
-use crate::cc::bbr::config::{BBR_SCALE, BBR_UNIT};
 use crate::cc::bbr::Gain;
+use crate::cc::bbr_common::pacing;
 use crate::cc::AckEvent;
 use crate::time::Instant;
-
-/// RTT assumed for the initial pacing rate before any sample (the kernel's nominal 1 ms).
-const DEFAULT_RTT: Duration = Duration::from_millis(1);
 /// Send quanta budgeted at the two ends (one in the qdisc, one in TSO, one at the
 /// receiver's GRO); Braid sends one MSS per quantum.
 const QUANTA_BUDGETED: u64 = 3;
 
 impl Bbr2 {
-    /// `gain * bw * min_rtt`, rounded up; the initial window before any RTT sample.
+    /// `gain * bw * min_rtt`; the initial window before any RTT sample (`BDPMultiple`).
     pub(super) fn bdp(&self, bw: u64, gain: Gain) -> u64 {
-        let Some(min_rtt) = self.min_rtt else {
-            return self.initial_cwnd_bytes;
-        };
-        let w = u128::from(bw) * min_rtt.as_nanos();
-        let bdp = ((w * u128::from(gain.0)) >> BBR_SCALE).div_ceil(1_000_000_000);
-        u64::try_from(bdp).unwrap_or(u64::MAX)
+        match self.min_rtt {
+            Some(min_rtt) => pacing::bdp(bw, min_rtt, gain),
+            None => self.initial_cwnd_bytes,
+        }
     }
 
     /// Room for the send quanta at both ends and the 4-packet floor, plus 2 packets in UP so
@@ -71,34 +66,21 @@ impl Bbr2 {
         }
     }
 
-    /// `bw * gain`, less the pacing margin, in bytes/s.
-    fn bw_to_pacing_rate(&self, bw: u64, gain: Gain) -> u64 {
-        let rate = u128::from(bw)
-            * u128::from(gain.0)
-            * u128::from(100 - self.config.pacing_margin_percent)
-            / (u128::from(BBR_UNIT) * 100);
-        u64::try_from(rate).unwrap_or(u64::MAX)
-    }
-
     /// Paces at startup gain * initial cwnd / RTT, with the first RTT sample or a nominal
     /// 1 ms before one (`InitPacingRate`).
     pub(super) fn init_pacing_rate(&mut self, rtt: Option<Duration>) {
-        let rtt = match rtt {
-            Some(rtt) => {
-                self.has_seen_rtt = true;
-                rtt.max(Duration::from_micros(1))
-            }
-            None => DEFAULT_RTT,
-        };
-        let bw = u128::from(self.cwnd_bytes) * 1_000_000_000 / rtt.as_nanos();
-        let bw = u64::try_from(bw).unwrap_or(u64::MAX);
-        self.pacing_rate_bytes_per_s = self.bw_to_pacing_rate(bw, self.config.startup_pacing_gain);
+        if rtt.is_some() {
+            self.has_seen_rtt = true;
+        }
+        let (gain, margin) = (self.config.startup_pacing_gain, self.config.pacing_margin_percent);
+        self.pacing_rate_bytes_per_s =
+            pacing::pacing_rate(pacing::initial_bw(self.cwnd_bytes, rtt), gain, margin);
     }
 
-    /// Paces at `gain * bw`; until the pipe is full the rate only goes up
+    /// Paces at `gain * bw` less the margin; until the pipe is full the rate only goes up
     /// (`SetPacingRateWithGain`).
     pub(super) fn set_pacing_rate(&mut self, bw: u64, gain: Gain) {
-        let rate = self.bw_to_pacing_rate(bw, gain);
+        let rate = pacing::pacing_rate(bw, gain, self.config.pacing_margin_percent);
         if self.full_bw_reached || rate > self.pacing_rate_bytes_per_s {
             self.pacing_rate_bytes_per_s = rate;
         }
@@ -138,7 +120,7 @@ impl Bbr2 {
 
     /// Remembers the last cwnd not cut by recovery or ProbeRTT (`SaveCwnd`).
     pub(super) fn save_cwnd(&mut self) {
-        if self.ca_state == CaState::Open && self.mode != Mode::ProbeRtt {
+        if self.loss.ca_state == CaState::Open && self.mode != Mode::ProbeRtt {
             self.prior_cwnd_bytes = self.cwnd_bytes;
         } else {
             self.prior_cwnd_bytes = self.prior_cwnd_bytes.max(self.cwnd_bytes);
@@ -160,18 +142,13 @@ impl Bbr2 {
             inflight_lo: self.inflight_lo_bytes,
             inflight_hi: self.inflight_hi_bytes,
         };
-        if self.ca_state == CaState::Open {
-            self.undo_prior_recovery_start = Some(self.recovery_start);
-        }
+        self.loss.arm_undo();
     }
 
     /// Ends a recovery episode (or the RTO's loss state) once the ACK covers a packet sent
     /// after it began (RFC 9002 section 7.3.2), restoring the cwnd saved when it began.
     pub(super) fn update_ca_state(&mut self, ack: &AckEvent) {
-        if self.ca_state != CaState::Open
-            && self.recovery_start.is_some_and(|start| ack.largest_acked_sent_time > start)
-        {
-            self.ca_state = CaState::Open;
+        if self.loss.end_episode_if_acked(ack) {
             self.restore_cwnd();
         }
     }
@@ -222,7 +199,7 @@ impl Bbr2 {
 mod tests {
     use super::super::harness::{ms, params, Ack, Driver, Network, MSS};
     use super::super::{Bbr2, Mode, ProbeBwPhase, Version, UNSET};
-    use crate::cc::{CcPhase, CongestionEvent, Controller, Counting};
+    use crate::cc::{CcPhase, Controller, Counting};
 
     const RTT: std::time::Duration = ms(100);
 
@@ -271,12 +248,7 @@ mod tests {
         d.clocked(1_000_000, RTT, 100 * MSS, ms(1000));
         let prior = d.bbr.cwnd_bytes;
         let start = d.now;
-        d.bbr.on_congestion_event(&CongestionEvent {
-            now: start,
-            largest_lost_sent_time: start - RTT,
-            lost_bytes: MSS,
-            in_flight_bytes: 90 * MSS,
-        });
+        d.congestion(start - RTT, MSS, 90 * MSS);
         assert_eq!(d.bbr.metrics().phase, CcPhase::Recovery);
         assert_eq!(d.bbr.prior_cwnd_bytes, prior);
         d.bbr.cwnd_bytes = 50 * MSS; // as if a short-term bound had cut it
@@ -301,13 +273,7 @@ mod tests {
         d.clocked(1_000_000, RTT, 100 * MSS, ms(1000));
         d.bbr.mode = Mode::ProbeBw(ProbeBwPhase::Up);
         d.bbr.bw_probe_samples = true;
-        let start = d.now;
-        d.bbr.on_congestion_event(&CongestionEvent {
-            now: start,
-            largest_lost_sent_time: start,
-            lost_bytes: 5 * MSS,
-            in_flight_bytes: 95 * MSS,
-        });
+        d.congestion(d.now, 5 * MSS, 95 * MSS);
         let a = Ack {
             bw: Some(1_000_000),
             tx_in_flight: Some(100 * MSS),
@@ -327,12 +293,7 @@ mod tests {
         d.clocked(1_000_000, RTT, 100 * MSS, ms(1000));
         d.bbr.mode = Mode::ProbeBw(ProbeBwPhase::Up);
         d.bbr.bw_probe_samples = true;
-        d.bbr.on_congestion_event(&CongestionEvent {
-            now: d.now,
-            largest_lost_sent_time: d.now,
-            lost_bytes: 5 * MSS,
-            in_flight_bytes: 95 * MSS,
-        });
+        d.congestion(d.now, 5 * MSS, 95 * MSS);
         d.ack(a);
         d.bbr.on_spurious_congestion(d.now);
         assert_eq!(d.bbr.inflight_hi_bytes, UNSET);
@@ -350,7 +311,7 @@ mod tests {
             let mut net = Network::new(Bbr2::new(params(), Version::V3), rate, ms(40), 50);
             (net.wire_bytes, net.counting) = (wire_bytes, counting);
             let mut trace = Vec::new();
-            net.run_for(ms(8000), |n, ack| trace.push((ack.now, n.cc.metrics())));
+            net.run_for(ms(8000), |n, ack| trace.push((ack.now, n.bbr.metrics())));
             (trace, net.lost_bytes)
         };
         let (bytes, lost) = run(MSS, Counting::Bytes, 1_250_000);

@@ -1,40 +1,68 @@
-//! Test drivers for BBRv2/v3: a one-bottleneck network on a virtual clock, and hand-cranked
-//! ACKs for exact scenarios (the same two drivers as [`crate::cc::bbr`]'s, for [`Bbr2`]).
+//! Test drivers shared by the BBRv1 and the BBRv2/v3 test suites: a one-bottleneck network on
+//! a virtual clock, and hand-cranked ACKs for exact scenarios. Both are generic over the
+//! [`Controller`], so each suite drives its own algorithm through the same network.
 //!
-//! [`Network`] is a sender with a bulk or periodic application, a FIFO bottleneck of fixed
-//! rate and buffer, and a fixed propagation RTT. It keeps the bookkeeping a real path keeps
-//! (delivery-rate sampling with [`DeliveryRateEstimator`], losses declared when a later
-//! packet is acknowledged) and reports to the controller as the trait documents. Packets
-//! have `wire_bytes` on the link and are charged per `counting`, so a packet-counted path can
-//! be compared with a byte-counted one.
+//! [`Network`] is a sender with a bulk or periodic application, an optional token-bucket
+//! policer, a FIFO bottleneck of fixed rate and buffer, and a fixed propagation RTT. It keeps
+//! the bookkeeping a real path keeps (delivery-rate sampling with [`DeliveryRateEstimator`],
+//! losses declared when a later packet is acknowledged) and reports to the controller as the
+//! trait documents. Packets have `wire_bytes` on the link and are charged per `counting`, so a
+//! packet-counted path can be compared with a byte-counted one.
 //!
-//! [`Driver`] hands the controller synthetic ACKs, one per call.
+//! [`Driver`] hands the controller synthetic ACKs, one per call, with a rate sample that
+//! covers a whole round trip at a chosen bandwidth.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::Bbr2;
 use crate::cc::{AckEvent, CcParams, CongestionEvent, Controller, Counting, RateSample};
 use crate::path::rate::{DeliveryRateEstimator, PacketRateInfo};
 use crate::time::{bytes_in, transmission_time, Instant};
 
-pub(super) const MSS: u64 = 1000;
+pub(crate) const MSS: u64 = 1000;
 
-pub(super) fn params() -> CcParams {
+pub(crate) fn params() -> CcParams {
     CcParams { mss_bytes: MSS, initial_window_pkts: 10 }
 }
 
-pub(super) const fn ms(ms: u64) -> Duration {
+pub(crate) const fn ms(ms: u64) -> Duration {
     Duration::from_millis(ms)
 }
 
 /// What the application offers the sender.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum App {
+pub(crate) enum App {
     /// Always has data.
     Bulk,
     /// One packet becomes available every period.
     Periodic(Duration),
+}
+
+/// A token-bucket policer in front of the bottleneck.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Policer {
+    pub rate_bytes_per_s: u64,
+    pub depth_bytes: u64,
+    tokens_bytes: u64,
+    last: Instant,
+}
+
+impl Policer {
+    pub fn new(rate_bytes_per_s: u64, depth_bytes: u64) -> Self {
+        Policer { rate_bytes_per_s, depth_bytes, tokens_bytes: depth_bytes, last: Instant::ZERO }
+    }
+
+    fn admit(&mut self, now: Instant, bytes: u64) -> bool {
+        let refill = bytes_in(self.rate_bytes_per_s, now.saturating_since(self.last));
+        self.tokens_bytes = (self.tokens_bytes + refill).min(self.depth_bytes);
+        self.last = now;
+        if self.tokens_bytes >= bytes {
+            self.tokens_bytes -= bytes;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -42,20 +70,21 @@ struct Sent {
     sent: Instant,
     charge: u64,
     info: PacketRateInfo,
-    /// When its ACK arrives; `None` if the bottleneck dropped it.
+    /// When its ACK arrives; `None` if the policer or the bottleneck dropped it.
     ack_at: Option<Instant>,
 }
 
 /// A sender, a bottleneck and a return path, on a virtual clock.
 #[derive(Debug)]
-pub(super) struct Network {
-    pub cc: Bbr2,
+pub(crate) struct Network<C> {
+    pub bbr: C,
     pub now: Instant,
     pub rate_bytes_per_s: u64,
     /// Two-way propagation delay; a test may raise it mid-run to model a route change.
     pub rtt: Duration,
     pub buffer_pkts: u64,
     pub app: App,
+    pub policer: Option<Policer>,
     /// Size of every packet on the link.
     pub wire_bytes: u64,
     pub counting: Counting,
@@ -72,17 +101,18 @@ pub(super) struct Network {
     pub lost_bytes: u64,
 }
 
-impl Network {
+impl<C: Controller> Network<C> {
     /// A bulk sender of MSS-sized, byte-counted packets through a `rate` bottleneck with a
-    /// `buffer_pkts` buffer and `rtt`.
-    pub fn new(cc: Bbr2, rate_bytes_per_s: u64, rtt: Duration, buffer_pkts: u64) -> Self {
+    /// `buffer_pkts` buffer and `rtt`, without a policer.
+    pub fn new(bbr: C, rate_bytes_per_s: u64, rtt: Duration, buffer_pkts: u64) -> Self {
         Network {
-            cc,
+            bbr,
             now: Instant::ZERO,
             rate_bytes_per_s,
             rtt,
             buffer_pkts,
             app: App::Bulk,
+            policer: None,
             wire_bytes: MSS,
             counting: Counting::Bytes,
             link_free_at: Instant::ZERO,
@@ -108,7 +138,7 @@ impl Network {
     }
 
     /// Runs for `d`, calling `observe` after every ACK the controller processed.
-    pub fn run_for(&mut self, d: Duration, mut observe: impl FnMut(&Network, &AckEvent)) {
+    pub fn run_for(&mut self, d: Duration, mut observe: impl FnMut(&Self, &AckEvent)) {
         let end = self.now + d;
         loop {
             let next_ack = self.flight.iter().find_map(|p| p.ack_at);
@@ -116,7 +146,7 @@ impl Network {
                 App::Bulk => true,
                 App::Periodic(_) => self.app_backlog_pkts > 0,
             };
-            let window_open = self.in_flight_bytes + self.charge() <= self.cc.cwnd_bytes();
+            let window_open = self.in_flight_bytes + self.charge() <= self.bbr.cwnd_bytes();
             if window_open && !has_data && !self.est.is_app_limited() {
                 self.est.on_app_limited(self.in_flight_bytes);
             }
@@ -152,8 +182,9 @@ impl Network {
         let (now, charge, wire) = (self.now, self.charge(), self.wire_bytes);
         let info = self.est.on_sent(now, self.in_flight_bytes, self.in_flight_bytes + charge);
         self.in_flight_bytes += charge;
-        self.cc.on_sent(now, charge, self.in_flight_bytes);
-        let fits = self.queue_bytes() + wire <= self.buffer_pkts * wire;
+        self.bbr.on_sent(now, charge, self.in_flight_bytes);
+        let admitted = self.policer.as_mut().is_none_or(|p| p.admit(now, wire));
+        let fits = admitted && self.queue_bytes() + wire <= self.buffer_pkts * wire;
         let ack_at = fits.then(|| {
             let depart =
                 self.link_free_at.max(now) + transmission_time(wire, self.rate_bytes_per_s);
@@ -161,7 +192,7 @@ impl Network {
             depart + self.rtt
         });
         self.flight.push_back(Sent { sent: now, charge, info, ack_at });
-        if let Some(rate) = self.cc.pacing_rate_bytes_per_s() {
+        if let Some(rate) = self.bbr.pacing_rate_bytes_per_s() {
             self.next_send_at = now + transmission_time(charge, rate);
         }
         self.app_backlog_pkts = self.app_backlog_pkts.saturating_sub(1);
@@ -181,7 +212,7 @@ impl Network {
         self.lost_bytes += lost;
         self.est.on_lost(lost);
         if lost > 0 {
-            self.cc.on_congestion_event(&CongestionEvent {
+            self.bbr.on_congestion_event(&CongestionEvent {
                 now,
                 largest_lost_sent_time,
                 lost_bytes: lost,
@@ -208,14 +239,14 @@ impl Network {
             rate: self.est.take_sample(Some(min_rtt)),
             app_limited: p.info.is_app_limited,
         };
-        self.cc.on_ack(&ack);
+        self.bbr.on_ack(&ack);
         ack
     }
 }
 
 /// One synthetic ACK for [`Driver::ack`]; `..Ack::default()` fills in the rest.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Ack {
+pub(crate) struct Ack {
     /// Time since the previous ACK.
     pub after: Duration,
     pub acked: u64,
@@ -260,8 +291,8 @@ impl Default for Ack {
 /// Hand-cranked ACKs: [`Driver::ack`] feeds one, [`Driver::round`] a round trip's worth at
 /// once, [`Driver::clocked`] a steady ACK clock, [`Driver::loss`] a loss.
 #[derive(Debug)]
-pub(super) struct Driver {
-    pub bbr: Bbr2,
+pub(crate) struct Driver<C> {
+    pub bbr: C,
     pub now: Instant,
     pub delivered_bytes: u64,
     /// `prior_delivered_bytes` of the last round-ending sample: samples that do not end a
@@ -269,9 +300,9 @@ pub(super) struct Driver {
     last_round_prior: u64,
 }
 
-impl Driver {
+impl<C: Controller> Driver<C> {
     /// A driver whose clock starts at 1 s, after one packet was sent.
-    pub fn new(bbr: Bbr2) -> Self {
+    pub fn new(bbr: C) -> Self {
         let now = Instant::from_nanos(1_000_000_000);
         let mut d = Driver { bbr, now, delivered_bytes: 0, last_round_prior: 0 };
         d.bbr.on_sent(now, MSS, MSS);
@@ -281,6 +312,7 @@ impl Driver {
     /// Feeds one ACK to the controller and returns the event.
     pub fn ack(&mut self, a: Ack) -> AckEvent {
         self.now += a.after;
+        // A round-ending sample comes from a packet sent after everything delivered so far.
         let prior_delivered_bytes =
             if a.ends_round { self.delivered_bytes } else { self.last_round_prior };
         if a.ends_round {
@@ -310,16 +342,6 @@ impl Driver {
         };
         self.bbr.on_ack(&ack);
         ack
-    }
-
-    /// Declares `bytes` lost now, from packets sent just before now.
-    pub fn loss(&mut self, bytes: u64) {
-        self.bbr.on_congestion_event(&CongestionEvent {
-            now: self.now,
-            largest_lost_sent_time: self.now,
-            lost_bytes: bytes,
-            in_flight_bytes: 100 * MSS,
-        });
     }
 
     /// One round trip of `rtt` at `bw`: one ACK of a round's worth of data whose sample
@@ -357,5 +379,21 @@ impl Driver {
                 ..Ack::default()
             });
         }
+    }
+
+    /// Declares `bytes` lost now, from packets sent just before now.
+    pub fn loss(&mut self, bytes: u64) {
+        self.congestion(self.now, bytes, 100 * MSS);
+    }
+
+    /// Declares `lost_bytes` lost now, the last of them sent at `sent`, leaving
+    /// `in_flight_bytes` in flight.
+    pub fn congestion(&mut self, sent: Instant, lost_bytes: u64, in_flight_bytes: u64) {
+        self.bbr.on_congestion_event(&CongestionEvent {
+            now: self.now,
+            largest_lost_sent_time: sent,
+            lost_bytes,
+            in_flight_bytes,
+        });
     }
 }

@@ -1,0 +1,23 @@
+//! What BBRv1 ([`crate::cc::bbr`]) and BBRv2/v3 ([`crate::cc::bbr2`]) share, written once.
+//!
+//! Linux keeps the two generations in separate files (`tcp_bbr.c` v1 and v3, `tcp_bbr2.c`
+//! v2alpha) that repeat the parts v2 took over from v1 unchanged. Braid keeps each
+//! generation's own rules (its state machine, its filters, its reactions to loss) in its own
+//! module, and puts here only what is the same computation in both:
+//!
+//! - [`ack_aggregation`]: the estimator of how far ACKs run ahead of `bw`, and the cwnd
+//!   allowance it yields;
+//! - [`pacing`]: pacing rate and BDP from `bw`, `min_rtt` and a gain;
+//! - [`limits`]: range checks of the tuning fields both configurations have;
+//! - [`loss_state`]: recovery episodes, the RTO's loss state and the undo marker, and the
+//!   phase reported while in them;
+//! - `harness` (tests only): the one-bottleneck network and the hand-cranked ACK driver both
+//!   test suites run their controller through.
+
+pub(crate) mod ack_aggregation;
+pub(crate) mod limits;
+pub(crate) mod loss_state;
+pub(crate) mod pacing;
+
+#[cfg(test)]
+pub(crate) mod harness;
