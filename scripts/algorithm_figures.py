@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 
+import braidsim
 import matplotlib
 
 matplotlib.use("Agg")
@@ -123,18 +124,9 @@ FIGURES = [
 ]
 
 
-def braid_binary():
-    if "BRAID" in os.environ:
-        return os.environ["BRAID"]
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    return os.path.join(target, "release", "braid")
-
-
 def run(fig, out_dir):
-    cmd = [braid_binary(), "sim", os.path.join(ROOT, fig["scenario"]), "--out", out_dir]
-    for s in fig["set"]:
-        cmd += ["--set", s]
-    print("$", " ".join(cmd[0:1] + [fig["scenario"]] + cmd[3:5] + [f"--set {s}" for s in fig["set"]]), file=sys.stderr)
+    cmd = braidsim.command(fig["set"], fig["scenario"], ["--out", out_dir])
+    print("$", " ".join(cmd), file=sys.stderr)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     tables = {}
     for name in ("trace.csv", "throughput.csv"):

@@ -8,18 +8,12 @@ of bytes on path 2. Not part of the test suite; rerun with:
     cargo build --release -p braid && python3 scripts/near_dist.py [--bytes 300000000]
 """
 import argparse
-import json
-import os
-import subprocess
 
-BRAID = os.environ.get("BRAID", "target/release/braid")
+from braidsim import report
 
 
 def run(overrides):
-    cmd = [BRAID, "sim", "scenarios/default.toml", "--json", "--baseline"]
-    for o in overrides:
-        cmd += ["--set", o]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return report(overrides, baseline=True)
 
 
 def main():

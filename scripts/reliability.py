@@ -10,25 +10,12 @@ alone, same loss), end-to-end retransmissions and head-of-line blocking.
     python3 scripts/reliability.py [--loss 0.01] [--bytes 100000000]
 """
 import argparse
-import json
-import os
-import subprocess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def braid():
-    if "BRAID" in os.environ:
-        return os.environ["BRAID"]
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    return os.path.join(target, "release", "braid")
+from braidsim import report
 
 
 def run(overrides):
-    cmd = [braid(), "sim", os.path.join(ROOT, "scenarios/default.toml"), "--json", "--baseline"]
-    for o in overrides:
-        cmd += ["--set", o]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return report(overrides, baseline=True)
 
 
 def main():

@@ -14,11 +14,8 @@ at or below 100% the configuration was never slower than the best single path he
 """
 import argparse
 import concurrent.futures
-import json
-import os
-import subprocess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from braidsim import try_report
 SCENARIOS = ["", "SHORT", "LONG", "SHORT+NEAR", "SHORT+DIST", "LONG+NEAR", "LONG+DIST",
              "BUF250", "BUF1000", "CDL1", "ASYM0", "ASYM40", "ASYM200"]
 TUNNELS = [
@@ -30,21 +27,9 @@ TUNNELS = [
 ]
 
 
-def braid():
-    if "BRAID" in os.environ:
-        return os.environ["BRAID"]
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    return os.path.join(target, "release", "braid")
-
-
 def rel_dlct(sets):
-    cmd = [braid(), "sim", os.path.join(ROOT, "scenarios/default.toml"), "--json", "--baseline"]
-    for s in sets:
-        cmd += ["--set", s]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        return None
-    return json.loads(out.stdout)["relative_dlct"]
+    r = try_report(sets, baseline=True)
+    return None if r is None else r["relative_dlct"]
 
 
 def main():

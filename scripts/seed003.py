@@ -13,18 +13,8 @@ topology has no cross traffic yet, so that part is not reproduced.
     python3 scripts/seed003.py [--seconds 200]
 """
 import argparse
-import json
-import os
-import subprocess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def braid():
-    if "BRAID" in os.environ:
-        return os.environ["BRAID"]
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    return os.path.join(target, "release", "braid")
+from braidsim import report
 
 
 def main():
@@ -45,10 +35,7 @@ def main():
             "paths.0.loss=0.000001", "paths.1.loss=0.000001",
             "server_link.rtt_ms=0.1", "tunnel.scheduler=srtt", f"tunnel.cc={cc}",
         ]
-        cmd = [braid(), "sim", os.path.join(ROOT, "scenarios/default.toml"), "--json"]
-        for s in sets:
-            cmd += ["--set", s]
-        r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        r = report(sets)
         p1, p2 = r["paths"][0]["mean_mbps"], r["paths"][1]["mean_mbps"]
         print(f"| {cc} | {p1:.0f} Mbit/s | {p1 / 500 * 100:.0f}% | {p2:.0f} Mbit/s | {p2 / 100 * 100:.0f}% | {p1 + p2:.0f} Mbit/s |")
 

@@ -14,26 +14,14 @@ about one BDP, 55-110 packets here, in the queue). Prints the mean goodput and A
     python3 scripts/seed004.py [--buffer 2000]
 """
 import argparse
-import json
-import os
-import subprocess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from braidsim import report
+
 DELAYS = {"short": (4, 16, 26), "long": (8, 32, 42)}
 
 
-def braid():
-    if "BRAID" in os.environ:
-        return os.environ["BRAID"]
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    return os.path.join(target, "release", "braid")
-
-
 def goodput(sets):
-    cmd = [braid(), "sim", os.path.join(ROOT, "scenarios/default.toml"), "--json"]
-    for s in sets:
-        cmd += ["--set", s]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["goodput_mbps"]
+    return report(sets)["goodput_mbps"]
 
 
 def main():
