@@ -1,0 +1,6 @@
+//! Braid's Linux data plane: the `braid tunnel` daemon.
+//!
+//! A TUN interface carries user traffic; each path is a UDP socket bound to its own interface or
+//! source address; every datagram is one braid-core frame sealed with keys from a Noise IKpsk2
+//! handshake. The protocol logic (schedulers, congestion control, reordering) is braid-core's,
+//! driven here by a poll loop on real sockets and the monotonic clock.
