@@ -38,6 +38,10 @@ def feedback(ranges, path=0, echo=0, hold=0):
     return out
 
 
+def probe(kind=0, path=0, ts=0):
+    return bytes([0x12, kind, path]) + bytes(5) + u64(ts)
+
+
 def seeds():
     known_data = data(b"\xde\xad\xbe\xef", 0xA5, 3, 0x0102030405060708, 42, 1_000_000_000)
     known_fb = feedback([(1000, 1010), (990, 997), (0, 900)], 2, 0x1122334455667788, 250_000)
@@ -65,6 +69,14 @@ def seeds():
             "invalid-below-zero": known_fb[:34] + b"\x85",
             "invalid-trailing": known_fb + b"\0",
             "invalid-data": known_data,
+        },
+        "probe": {
+            "valid-request": probe(0, 1, 123_456_789),
+            "valid-response": probe(1, 255, 2**64 - 1),
+            "invalid-kind": probe(2, 1, 5),
+            "invalid-reserved": probe(0, 1, 5)[:4] + b"\x01" + probe(0, 1, 5)[5:],
+            "invalid-truncated": probe(0, 1, 5)[:15],
+            "invalid-trailing": probe(0, 1, 5) + b"\0",
         },
     }
 

@@ -1,11 +1,11 @@
-//! Replays the fuzz seed inputs (`fuzz/corpus-seeds/<target>/*`) through both decoders on stable
+//! Replays the fuzz seed inputs (`fuzz/corpus-seeds/<target>/*`) through every decoder on stable
 //! Rust, so the seeds are checked even where nightly and cargo-fuzz are absent.
 //!
-//! Every file goes through both decoders and must not panic; whatever decodes must re-encode to
+//! Every file goes through every decoder and must not panic; whatever decodes must re-encode to
 //! the same bytes. Seeds come from `fuzz/gen_seeds.py`, an encoder written apart from the Rust
 //! one: files named `valid-*` must decode with their folder's decoder and `invalid-*` must not.
 
-use braid_core::wire::{DataHeader, Feedback};
+use braid_core::wire::{DataHeader, Feedback, Probe, PROBE_LEN};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -36,10 +36,21 @@ fn check_feedback(bytes: &[u8]) -> bool {
     true
 }
 
+/// Decodes `bytes` as a probe frame; on success, checks canonical re-encoding.
+fn check_probe(bytes: &[u8]) -> bool {
+    let Ok(probe) = Probe::parse(bytes) else {
+        return false;
+    };
+    let mut buf = [0u8; PROBE_LEN];
+    probe.emit(&mut buf).expect("a parsed probe emits");
+    assert_eq!(&buf[..], bytes, "probe frame re-encodes differently");
+    true
+}
+
 #[test]
 fn corpus_seeds_decode_without_panicking() {
     let mut files = 0;
-    for target in ["data_header", "feedback"] {
+    for target in ["data_header", "feedback", "probe"] {
         let dir = seeds_dir().join(target);
         let entries = fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         for entry in entries {
@@ -48,7 +59,12 @@ fn corpus_seeds_decode_without_panicking() {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             let data_ok = check_data(&bytes);
             let feedback_ok = check_feedback(&bytes);
-            let decoded = if target == "data_header" { data_ok } else { feedback_ok };
+            let probe_ok = check_probe(&bytes);
+            let decoded = match target {
+                "data_header" => data_ok,
+                "feedback" => feedback_ok,
+                _ => probe_ok,
+            };
             if name.starts_with("valid-") {
                 assert!(decoded, "{target}/{name} should decode");
             } else if name.starts_with("invalid-") {

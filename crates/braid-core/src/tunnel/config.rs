@@ -93,6 +93,13 @@ pub struct TunnelConfig {
     pub reliability: Reliability,
     /// Per-path reassembly buffer of a reliable receiver, in packets.
     pub reassembly_pkts: usize,
+    /// How far a path's pacing clock may lag behind `now` and be caught up with a burst. The
+    /// simulator calls the sender exactly when a pacing slot falls due and keeps this at zero;
+    /// a real event loop wakes up late (100-150 us on this VM) and, without credit for the
+    /// lateness, would send one packet per wake-up. Linux gives TCP the same credit for "OS
+    /// jitter" (`tcp_update_skb_after_send` in net/ipv4/tcp_output.c) and fq a quantum of
+    /// burst (net/sched/sch_fq.c).
+    pub pacing_catch_up: Duration,
 }
 
 impl Default for TunnelConfig {
@@ -113,6 +120,7 @@ impl Default for TunnelConfig {
             reorder: ReorderConfig::default(),
             reliability: Reliability::Unreliable,
             reassembly_pkts: DEFAULT_REASSEMBLY_PKTS,
+            pacing_catch_up: Duration::ZERO,
         }
     }
 }
@@ -152,6 +160,9 @@ impl TunnelConfig {
         }
         if !(1..=1_000_000).contains(&self.reassembly_pkts) {
             return err("reassembly_pkts", "must be in 1..=1000000");
+        }
+        if self.pacing_catch_up > Duration::from_millis(100) {
+            return err("pacing_catch_up", "must be at most 100 ms");
         }
         self.sched
             .validate()

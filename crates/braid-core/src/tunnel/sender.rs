@@ -89,6 +89,9 @@ pub struct PathMetrics {
 struct Queued<P> {
     payload: P,
     len: u32,
+    /// Set for a packet a failed path gave back: it keeps the global sequence number it had,
+    /// so the receiver sees no gap for it.
+    global_seq: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -113,6 +116,9 @@ struct SenderPath<P> {
     next_send_time: Instant,
     tracker: SentTracker<P>,
     stats: PathStats,
+    /// Liveness as the caller sees it ([`TunnelSender::set_path_up`]); always true in the
+    /// simulator.
+    is_up: bool,
 }
 
 impl<P> SenderPath<P> {
@@ -129,7 +135,7 @@ impl<P> SenderPath<P> {
     /// `cwnd` is asked for only when a retransmission waits (it is a virtual call, and this
     /// runs for every path on every poll).
     fn has_pending(&self, cwnd: impl FnOnce() -> u64, mss: u64) -> bool {
-        !self.pacing_queue.is_empty() || self.resend_allowed(cwnd, mss)
+        self.is_up && (!self.pacing_queue.is_empty() || self.resend_allowed(cwnd, mss))
     }
 
     fn resend_allowed(&self, cwnd: impl FnOnce() -> u64, mss: u64) -> bool {
@@ -153,6 +159,7 @@ pub struct TunnelSender<P> {
     stats: SenderStats,
     reliability: Reliability,
     reorder: ReorderConfig,
+    pacing_catch_up: Duration,
 }
 
 impl<P: Clone> TunnelSender<P> {
@@ -179,6 +186,7 @@ impl<P: Clone> TunnelSender<P> {
                     config.reliability.retransmits(),
                 ),
                 stats: PathStats::default(),
+                is_up: true,
             })
             .collect();
         TunnelSender {
@@ -195,6 +203,7 @@ impl<P: Clone> TunnelSender<P> {
             stats: SenderStats::default(),
             reliability: config.reliability,
             reorder: config.reorder.clone(),
+            pacing_catch_up: config.pacing_catch_up,
         }
     }
 
@@ -206,8 +215,40 @@ impl<P: Clone> TunnelSender<P> {
             return Err(payload);
         }
         self.stats.enqueued_pkts += 1;
-        self.queue.push_back(Queued { payload, len });
+        self.queue.push_back(Queued { payload, len, global_seq: None });
         Ok(())
+    }
+
+    /// Marks path `i` usable or not; the data plane's liveness check calls this, the simulator
+    /// never does. A path going down hands the packets waiting for its pacing slot back to the
+    /// front of the scheduler queue, in order and with their global sequence numbers, so they
+    /// leave on the paths that remain instead of waiting for one that may not return (redundant
+    /// copies are simply dropped: another path carries the packet). What is already on the
+    /// network is left to loss detection. A path coming back starts again from the loss window,
+    /// as a TCP connection does after an RTO (RFC 5681 section 3.1): its old window says nothing
+    /// about the network it returns to. Indices out of range are ignored.
+    pub fn set_path_up(&mut self, now: Instant, i: usize, up: bool) {
+        let Some(path) = self.paths.get_mut(i) else { return };
+        if path.is_up == up {
+            return;
+        }
+        path.is_up = up;
+        if up {
+            self.cc.on_rto(i, now);
+            return;
+        }
+        path.queued_bytes = 0;
+        while let Some(a) = path.pacing_queue.pop_back() {
+            if !a.copy {
+                let global_seq = Some(a.global_seq);
+                self.queue.push_front(Queued { payload: a.payload, len: a.len, global_seq });
+            }
+        }
+    }
+
+    /// Whether path `i` is marked usable.
+    pub fn is_path_up(&self, i: usize) -> bool {
+        self.paths.get(i).is_some_and(|p| p.is_up)
     }
 
     /// Applies the receiver's feedback for one path. Frames naming an unknown path are ignored.
@@ -323,7 +364,9 @@ impl<P: Clone> TunnelSender<P> {
         // waiting for their pacing slot count only towards the scheduler's view of the window.
         self.cc.on_sent(i, now, charge, path.tracker.outstanding_bytes);
         if let Some(rate) = self.cc.pacing_rate_bytes_per_s(i).filter(|&r| r > 0) {
-            path.next_send_time = path.next_send_time.max(now) + transmission_time(charge, rate);
+            let earliest = now - self.pacing_catch_up;
+            path.next_send_time =
+                path.next_send_time.max(earliest) + transmission_time(charge, rate);
         } else {
             path.next_send_time = now;
         }
@@ -349,6 +392,15 @@ impl<P: Clone> TunnelSender<P> {
         (here, fastest, wait)
     }
 
+    /// The global sequence number of a packet leaving the scheduler queue: the one it already
+    /// had if a failed path gave it back, else the next one.
+    fn take_global_seq(&mut self, kept: Option<u64>) -> u64 {
+        kept.unwrap_or_else(|| {
+            self.next_global_seq += 1;
+            self.next_global_seq - 1
+        })
+    }
+
     /// Moves packets from the scheduler queue to paths while the scheduler finds room.
     fn schedule(&mut self, now: Instant) {
         while let Some(head) = self.queue.front() {
@@ -359,7 +411,7 @@ impl<P: Clone> TunnelSender<P> {
                 self.views.push(PathView {
                     index: i,
                     cost: p.cost,
-                    is_up: true,
+                    is_up: p.is_up,
                     in_flight_bytes: p.in_flight_bytes(),
                     charge_bytes: charge,
                     srtt: p.tracker.rtt.srtt(),
@@ -373,6 +425,7 @@ impl<P: Clone> TunnelSender<P> {
                     return;
                 }
                 let Some(q) = self.queue.pop_front() else { return };
+                let global_seq = self.take_global_seq(q.global_seq);
                 let mut first = true;
                 for v in self.views.iter().filter(|v| v.has_room()) {
                     let path = &mut self.paths[v.index];
@@ -380,7 +433,7 @@ impl<P: Clone> TunnelSender<P> {
                     path.pacing_queue.push_back(Assigned {
                         payload: q.payload.clone(),
                         len: q.len,
-                        global_seq: self.next_global_seq,
+                        global_seq,
                         charge,
                         copy: !first,
                         scheduled_at: now,
@@ -393,18 +446,18 @@ impl<P: Clone> TunnelSender<P> {
                     return;
                 };
                 let Some(q) = self.queue.pop_front() else { return };
+                let global_seq = self.take_global_seq(q.global_seq);
                 let path = &mut self.paths[i];
                 path.queued_bytes += charge;
                 path.pacing_queue.push_back(Assigned {
                     payload: q.payload,
                     len: q.len,
-                    global_seq: self.next_global_seq,
+                    global_seq,
                     charge,
                     copy: false,
                     scheduled_at: now,
                 });
             }
-            self.next_global_seq += 1;
         }
         // The queue is empty: paths with room are limited by the application, not the window
         // (draft-cheng-iccrg-delivery-rate-estimation section 3.4).

@@ -243,3 +243,83 @@ fn redundant_scheduling_sends_every_packet_on_both_paths_and_delivers_it_once() 
     let arrived = l.tx.path_stats(0).sent_pkts + 500 - l.tx.path_stats(0).sent_pkts.div_ceil(10);
     assert_eq!(l.rejected, arrived - 500, "every arriving copy but one per packet is refused");
 }
+
+/// Drains every transmission due at `now` into (path, global_seq, payload).
+fn drain(tx: &mut TunnelSender<u64>, now: Instant) -> Vec<(usize, u64, u64)> {
+    std::iter::from_fn(|| tx.poll_transmit(now))
+        .map(|t| (t.path, t.header.global_seq, t.payload))
+        .collect()
+}
+
+fn bbr_cpf() -> TunnelConfig {
+    TunnelConfig { cc: TunnelCc::Bbr, ..config(Reliability::Unreliable, SchedulerKind::Cpf) }
+}
+
+#[test]
+fn a_failed_path_hands_its_paced_packets_to_the_other_path_keeping_their_sequence_numbers() {
+    let mut tx = TunnelSender::new(&bbr_cpf());
+    let t0 = at_ms(1);
+    for p in 0..8 {
+        tx.handle_packet(t0, p, 1000).unwrap();
+    }
+    // BBR paces: the first packet leaves, the rest wait for path 0's pacing slots.
+    let first = drain(&mut tx, t0);
+    assert_eq!(first, vec![(0, 0, 0)]);
+    assert_eq!(tx.pacing_queue_len(0), 7);
+    tx.set_path_up(t0, 0, false);
+    assert!(!tx.is_path_up(0));
+    assert_eq!(tx.pacing_queue_len(0), 0);
+    let mut rest = Vec::new();
+    for step in 0..100 {
+        rest.extend(drain(&mut tx, t0 + Duration::from_millis(step)));
+    }
+    assert!(rest.iter().all(|&(path, _, _)| path == 1), "{rest:?}");
+    // Same packets, same global sequence numbers, same order: the receiver sees no gap.
+    let expected: Vec<_> = (1..8).map(|p| (1, p, p)).collect();
+    assert_eq!(rest, expected);
+    // New packets go on path 1 while path 0 is down, and their numbers continue.
+    tx.handle_packet(t0, 8, 1000).unwrap();
+    let more: Vec<_> = (100..200).flat_map(|ms| drain(&mut tx, at_ms(ms))).collect();
+    assert_eq!(more, vec![(1, 8, 8)]);
+}
+
+#[test]
+fn a_returning_path_is_preferred_again_and_restarts_from_the_loss_window() {
+    let mut tx = TunnelSender::new(&bbr_cpf());
+    let t0 = at_ms(1);
+    tx.set_path_up(t0, 0, false);
+    tx.handle_packet(t0, 0, 1000).unwrap();
+    assert_eq!(drain(&mut tx, t0), vec![(1, 0, 0)]);
+    let cwnd_before = tx.path_metrics(0).cc.cwnd_bytes;
+    tx.set_path_up(at_ms(2), 0, true);
+    assert!(tx.path_metrics(0).cc.cwnd_bytes < cwnd_before, "restarts from the loss window");
+    tx.handle_packet(at_ms(2), 1, 1000).unwrap();
+    assert_eq!(drain(&mut tx, at_ms(2)), vec![(0, 1, 1)], "CPF prefers path 0 again");
+}
+
+#[test]
+fn pacing_catch_up_lets_a_late_caller_send_the_slots_it_missed_and_no_more() {
+    // One path with a window far larger than the test's packets, so only pacing limits; the
+    // caller then wakes up 1 ms late. How many packets leave at that wake-up?
+    let late_wake_up = |catch_up: Duration| {
+        let cfg = TunnelConfig {
+            pacing_catch_up: catch_up,
+            path_costs: vec![1],
+            initial_window_pkts: 200,
+            ..bbr_cpf()
+        };
+        let mut tx = TunnelSender::new(&cfg);
+        for p in 0..150 {
+            tx.handle_packet(at_ms(1), p, 1000).unwrap();
+        }
+        drain(&mut tx, at_ms(1));
+        let slot = tx.poll_timeout().unwrap().saturating_since(at_ms(1));
+        (drain(&mut tx, at_ms(2)).len(), slot)
+    };
+    let (without, slot) = late_wake_up(Duration::ZERO);
+    assert_eq!(without, 1, "exact pacing: the missed slots are lost");
+    // A horizon of 20 slots: the slot due now, and one more per missed slot within it.
+    let slots = 20;
+    let (with, _) = late_wake_up(slot * slots as u32);
+    assert!((slots..=slots + 2).contains(&with), "{with} packets at once, {slots} slots");
+}

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Field rules for the data header are in [`data`]; the feedback frame layout is documented in
-//! [`feedback`]. Representations follow smoltcp: [`DataHeader`] and [`Feedback`] are the logical
+//! [`feedback`], the path probe's in [`probe`]. Representations follow smoltcp: [`DataHeader`] and [`Feedback`] are the logical
 //! content, with `parse` returning a typed [`WireError`] on any malformed input and `emit` writing
 //! into a caller buffer.
 //!
@@ -30,9 +30,11 @@
 mod cursor;
 pub mod data;
 pub mod feedback;
+pub mod probe;
 
 pub use data::{DataHeader, DATA_HEADER_LEN};
 pub use feedback::{AckRange, AckRanges, Feedback, MAX_ACK_RANGES};
+pub use probe::{Probe, ProbeKind, PROBE_LEN};
 
 /// Protocol version carried in the high nibble of the first byte.
 pub const VERSION: u8 = 1;
@@ -43,6 +45,7 @@ pub const VERSION: u8 = 1;
 pub enum FrameType {
     Data = 0,
     Feedback = 1,
+    Probe = 2,
 }
 
 /// Why a byte string is not a valid frame.
@@ -84,6 +87,7 @@ pub fn frame_type(bytes: &[u8]) -> Result<FrameType, WireError> {
     match first & 0x0f {
         0 => Ok(FrameType::Data),
         1 => Ok(FrameType::Feedback),
+        2 => Ok(FrameType::Probe),
         t => Err(WireError::UnknownType(t)),
     }
 }
