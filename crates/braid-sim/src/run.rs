@@ -3,13 +3,12 @@
 use std::time::{Duration, Instant as WallInstant};
 
 use braid_core::linkmodel::CoDelConfig;
-use braid_core::reorder::{ReorderConfig, ReorderKind};
 use braid_core::tunnel::TunnelConfig;
 
 use crate::link::{Aqm, Capacity, LinkSpec, LinkSpecError};
 use crate::metrics::{Drops, E2eReport, PathReport, ReorderReport, Report, Series, TunnelReport};
 use crate::scenario::{
-    AqmChoice, E2eKind, LossChoice, PathConfig, ReorderChoice, Scenario, ScenarioError, TraceFile,
+    AqmChoice, E2eKind, LossChoice, PathConfig, Scenario, ScenarioError, TraceFile,
 };
 use crate::tcp::{TcpConfig, TCP_IP_HEADER_BYTES};
 use crate::topology::{AppConfig, Outcome, World, WorldConfig};
@@ -106,36 +105,12 @@ fn path_link(p: &PathConfig, d: Direction<'_>, framing: u32) -> Result<LinkSpec,
 
 /// The tunnel configuration a scenario describes.
 pub fn tunnel_config(s: &Scenario) -> TunnelConfig {
-    let t = &s.tunnel;
     let largest_inner = match s.e2e.kind {
         E2eKind::Tcp => s.e2e.mss_bytes + TCP_IP_HEADER_BYTES,
         E2eKind::Udp => s.e2e.udp_packet_bytes,
     };
-    TunnelConfig {
-        scheduler: t.scheduler,
-        cc: t.cc,
-        path_costs: s.paths.iter().map(|p| p.cost).collect(),
-        sched_queue_pkts: t.sched_queue_pkts as usize,
-        header_bytes: t.header_bytes,
-        mss_bytes: (largest_inner + t.header_bytes) as u64,
-        reorder: ReorderConfig {
-            kind: match t.reorder {
-                ReorderChoice::None => ReorderKind::None,
-                ReorderChoice::Static => ReorderKind::Static,
-                ReorderChoice::Adaptive => ReorderKind::Adaptive,
-            },
-            buffer_pkts: t.reorder_buffer_pkts as usize,
-            static_wait: ms(t.static_wait_ms),
-            margin: ms(t.reorder_margin_ms),
-            new_sample_weight: t.reorder_weight,
-            fast_loss_detection: t.fast_loss_detection,
-            equalize_delay: t.equalize_delay,
-        },
-        feedback_every_pkts: t.feedback_every_pkts,
-        feedback_max_delay: ms(t.feedback_max_delay_ms),
-        reliability: t.reliability,
-        ..TunnelConfig::default()
-    }
+    let costs: Vec<u32> = s.paths.iter().map(|p| p.cost).collect();
+    s.tunnel.to_core(&costs, largest_inner)
 }
 
 /// The world a scenario describes; `baseline` drops the tunnel and keeps path 1 only. Fails

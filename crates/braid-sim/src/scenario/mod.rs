@@ -35,8 +35,10 @@ mod validate;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
+use std::time::Duration;
 
 use braid_core::cc::{CcAlgorithm, TunnelCc, UnknownName};
+use braid_core::reorder::{ReorderConfig, ReorderKind};
 use braid_core::sched::SchedulerKind;
 use braid_core::tunnel::Reliability;
 use braid_core::wire::DATA_HEADER_LEN;
@@ -245,6 +247,45 @@ impl Default for TunnelConfig {
             reliability: Reliability::Unreliable,
             fast_loss_detection: false,
             equalize_delay: false,
+        }
+    }
+}
+
+impl TunnelConfig {
+    /// The core's configuration for this section, with one path per entry of `path_costs`
+    /// (their CPF costs) and `largest_inner_bytes` the largest packet the tunnel carries (it
+    /// sets the tunnel MSS). Shared by the simulator and the real data plane, so one `[tunnel]`
+    /// section means the same in both.
+    pub fn to_core(
+        &self,
+        path_costs: &[u32],
+        largest_inner_bytes: u32,
+    ) -> braid_core::tunnel::TunnelConfig {
+        let ms = |v: f64| Duration::from_secs_f64(v / 1e3);
+        braid_core::tunnel::TunnelConfig {
+            scheduler: self.scheduler,
+            cc: self.cc,
+            path_costs: path_costs.to_vec(),
+            sched_queue_pkts: self.sched_queue_pkts as usize,
+            header_bytes: self.header_bytes,
+            mss_bytes: u64::from(largest_inner_bytes + self.header_bytes),
+            reorder: ReorderConfig {
+                kind: match self.reorder {
+                    ReorderChoice::None => ReorderKind::None,
+                    ReorderChoice::Static => ReorderKind::Static,
+                    ReorderChoice::Adaptive => ReorderKind::Adaptive,
+                },
+                buffer_pkts: self.reorder_buffer_pkts as usize,
+                static_wait: ms(self.static_wait_ms),
+                margin: ms(self.reorder_margin_ms),
+                new_sample_weight: self.reorder_weight,
+                fast_loss_detection: self.fast_loss_detection,
+                equalize_delay: self.equalize_delay,
+            },
+            feedback_every_pkts: self.feedback_every_pkts,
+            feedback_max_delay: ms(self.feedback_max_delay_ms),
+            reliability: self.reliability,
+            ..braid_core::tunnel::TunnelConfig::default()
         }
     }
 }
