@@ -4,3 +4,9 @@
 //! source address; every datagram is one braid-core frame sealed with keys from a Noise IKpsk2
 //! handshake. The protocol logic (schedulers, congestion control, reordering) is braid-core's,
 //! driven here by a poll loop on real sockets and the monotonic clock.
+
+pub mod config;
+pub mod liveness;
+pub mod pool;
+pub mod tun;
+pub mod udp;

@@ -1,0 +1,472 @@
+//! The tunnel daemon's configuration file: wg-quick-like sections read from TOML and checked
+//! into a [`DaemonConfig`] whose every field is in range.
+//!
+//! ```toml
+//! [interface]
+//! name = "braid0"                 # TUN device, at most 15 bytes (IFNAMSIZ - 1)
+//! role = "client"                 # client (UE) or server (proxy)
+//! address = ["10.200.0.2/24", "fd00:b::2/64"]
+//! mtu = 1400                      # inner MTU, 576..=9000 (1280.. with an IPv6 address)
+//! private_key = "<base64>"        # or private_key_file = "/etc/braid/key"
+//! metrics_listen = "127.0.0.1:9477"
+//!
+//! [peer]
+//! public_key = "<base64>"
+//! preshared_key = "<base64>"      # optional
+//!
+//! [tunnel]                        # a scenario's [tunnel] section: scheduler, cc, reorder, ...
+//! scheduler = "cpf"
+//!
+//! [liveness]                      # optional
+//! probe_interval_ms = 100
+//! dead_after_ms = 1000
+//!
+//! [[path]]
+//! name = "wifi"
+//! bind = "192.168.1.2:0"          # local address; a server listens on its port
+//! device = "wlan0"                # optional: SO_BINDTODEVICE
+//! remote = "203.0.113.7:51820"    # client: required; server: learned from the peer
+//! cost = 1                        # CPF cost: lower is preferred
+//! ```
+//!
+//! The `[tunnel]` section is the simulator's (`braid_sim::scenario::TunnelConfig`), parsed by the
+//! same code, so a name misspelled in either place gets the same error and the same list of
+//! allowed names.
+
+use std::fmt;
+use std::fs;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use braid_sim::scenario::TunnelConfig as TunnelSection;
+use serde::Deserialize;
+
+/// Linux's IFNAMSIZ less the terminating NUL.
+const MAX_IFNAME_BYTES: usize = 15;
+/// Inner MTU bounds: IPv4's minimum datagram and a jumbo frame.
+const MTU_RANGE: std::ops::RangeInclusive<u16> = 576..=9000;
+/// IPv6 needs links of at least 1280 bytes (RFC 8200 section 5).
+const IPV6_MIN_MTU: u16 = 1280;
+
+/// Which end of the tunnel this daemon is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user device: knows each path's remote endpoint and starts the handshake.
+    Client,
+    /// The proxy: listens on each path and learns the client's addresses.
+    Server,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Client => "client",
+            Role::Server => "server",
+        })
+    }
+}
+
+/// An address with its prefix length, as `ip addr add` takes it: `10.0.0.1/24`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IfAddr {
+    pub addr: IpAddr,
+    pub prefix_len: u8,
+}
+
+impl FromStr for IfAddr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (addr, prefix) =
+            s.split_once('/').ok_or("expected ADDRESS/PREFIX, e.g. 10.0.0.1/24")?;
+        let addr: IpAddr = addr.parse().map_err(|_| format!("{addr:?} is not an IP address"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix_len = prefix
+            .parse::<u8>()
+            .ok()
+            .filter(|&p| p <= max)
+            .ok_or_else(|| format!("prefix length {prefix:?} must be in 0..={max}"))?;
+        Ok(IfAddr { addr, prefix_len })
+    }
+}
+
+impl fmt::Display for IfAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix_len)
+    }
+}
+
+/// Where the private key comes from.
+#[derive(Clone, PartialEq, Eq)]
+pub enum KeySource {
+    Inline(String),
+    File(PathBuf),
+}
+
+impl fmt::Debug for KeySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeySource::Inline(_) => f.write_str("Inline(<secret>)"),
+            KeySource::File(p) => write!(f, "File({})", p.display()),
+        }
+    }
+}
+
+/// One access path: a UDP socket leaving by its own interface.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathConfig {
+    pub name: String,
+    pub bind: SocketAddr,
+    pub device: Option<String>,
+    pub remote: Option<SocketAddr>,
+    pub cost: u32,
+}
+
+/// Liveness timers: when a quiet path is probed, and when silence means it is gone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LivenessConfig {
+    pub probe_interval: Duration,
+    pub dead_after: Duration,
+}
+
+/// A checked daemon configuration.
+#[derive(Clone, Debug)]
+pub struct DaemonConfig {
+    pub name: String,
+    pub role: Role,
+    pub addresses: Vec<IfAddr>,
+    pub mtu: u16,
+    pub private_key: KeySource,
+    pub peer_public_key: String,
+    pub preshared_key: Option<String>,
+    pub metrics_listen: Option<SocketAddr>,
+    pub tunnel: TunnelSection,
+    pub liveness: LivenessConfig,
+    pub paths: Vec<PathConfig>,
+}
+
+/// What is wrong with a configuration file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{0}")]
+    Toml(#[from] toml::de::Error),
+    #[error("{field}: {detail}")]
+    Invalid { field: String, detail: String },
+}
+
+fn invalid(field: impl Into<String>, detail: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { field: field.into(), detail: detail.into() }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    interface: InterfaceSection,
+    peer: PeerSection,
+    #[serde(default)]
+    tunnel: TunnelSection,
+    #[serde(default)]
+    liveness: LivenessSection,
+    #[serde(default, rename = "path")]
+    paths: Vec<PathSection>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InterfaceSection {
+    name: String,
+    role: Role,
+    #[serde(default)]
+    address: Vec<String>,
+    #[serde(default = "default_mtu")]
+    mtu: u16,
+    private_key: Option<String>,
+    private_key_file: Option<PathBuf>,
+    metrics_listen: Option<String>,
+}
+
+fn default_mtu() -> u16 {
+    1400
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PeerSection {
+    public_key: String,
+    preshared_key: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct LivenessSection {
+    probe_interval_ms: u64,
+    dead_after_ms: u64,
+}
+
+impl Default for LivenessSection {
+    fn default() -> Self {
+        LivenessSection { probe_interval_ms: 100, dead_after_ms: 1000 }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PathSection {
+    name: String,
+    bind: String,
+    device: Option<String>,
+    remote: Option<String>,
+    cost: Option<u32>,
+}
+
+impl DaemonConfig {
+    /// Reads and checks a configuration file. A relative `private_key_file` is taken relative
+    /// to the file's directory.
+    pub fn load(path: impl AsRef<Path>) -> Result<DaemonConfig, ConfigError> {
+        let path = path.as_ref();
+        let text = fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        let mut config = DaemonConfig::from_toml_str(&text)?;
+        if let (KeySource::File(key), Some(dir)) = (&config.private_key, path.parent()) {
+            config.private_key = KeySource::File(dir.join(key));
+        }
+        Ok(config)
+    }
+
+    /// Parses and checks configuration text.
+    pub fn from_toml_str(text: &str) -> Result<DaemonConfig, ConfigError> {
+        let file: FileConfig = toml::from_str(text)?;
+        let i = file.interface;
+        if i.name.is_empty() || i.name.len() > MAX_IFNAME_BYTES {
+            return Err(invalid("interface.name", "must be 1..=15 bytes (Linux IFNAMSIZ)"));
+        }
+        if i.name.contains(['/', ' ', '\0']) {
+            return Err(invalid("interface.name", "must not contain '/', spaces or NUL"));
+        }
+        let addresses = i
+            .address
+            .iter()
+            .enumerate()
+            .map(|(n, a)| a.parse().map_err(|e| invalid(format!("interface.address.{n}"), e)))
+            .collect::<Result<Vec<IfAddr>, _>>()?;
+        if addresses.iter().filter(|a| a.addr.is_ipv4()).count() > 1 {
+            return Err(invalid(
+                "interface.address",
+                "at most one IPv4 address (any number of IPv6)",
+            ));
+        }
+        if !MTU_RANGE.contains(&i.mtu) {
+            return Err(invalid("interface.mtu", "must be in 576..=9000"));
+        }
+        if addresses.iter().any(|a| a.addr.is_ipv6()) && i.mtu < IPV6_MIN_MTU {
+            return Err(invalid("interface.mtu", "must be at least 1280 with an IPv6 address"));
+        }
+        let private_key = match (i.private_key, i.private_key_file) {
+            (Some(k), None) => KeySource::Inline(k),
+            (None, Some(p)) => KeySource::File(p),
+            _ => {
+                return Err(invalid(
+                    "interface.private_key",
+                    "give exactly one of private_key and private_key_file",
+                ))
+            }
+        };
+        let metrics_listen = i
+            .metrics_listen
+            .map(|s| {
+                s.parse::<SocketAddr>()
+                    .map_err(|_| invalid("interface.metrics_listen", "expected ADDRESS:PORT"))
+            })
+            .transpose()?;
+        let liveness = check_liveness(&file.liveness)?;
+        let paths = check_paths(i.role, file.paths)?;
+        let tunnel = file.tunnel;
+        let costs: Vec<u32> = paths.iter().map(|p| p.cost).collect();
+        tunnel
+            .to_core(&costs, u32::from(i.mtu))
+            .validate()
+            .map_err(|e| invalid(format!("tunnel.{}", e.field), e.detail))?;
+        Ok(DaemonConfig {
+            name: i.name,
+            role: i.role,
+            addresses,
+            mtu: i.mtu,
+            private_key,
+            peer_public_key: file.peer.public_key,
+            preshared_key: file.peer.preshared_key,
+            metrics_listen,
+            tunnel,
+            liveness,
+            paths,
+        })
+    }
+
+    /// The core's configuration: one core path per `[[path]]`, the tunnel MSS from the MTU.
+    pub fn core_config(&self) -> braid_core::tunnel::TunnelConfig {
+        let costs: Vec<u32> = self.paths.iter().map(|p| p.cost).collect();
+        self.tunnel.to_core(&costs, u32::from(self.mtu))
+    }
+}
+
+fn check_liveness(l: &LivenessSection) -> Result<LivenessConfig, ConfigError> {
+    if !(10..=10_000).contains(&l.probe_interval_ms) {
+        return Err(invalid("liveness.probe_interval_ms", "must be in 10..=10000"));
+    }
+    if l.dead_after_ms < 2 * l.probe_interval_ms || l.dead_after_ms > 60_000 {
+        return Err(invalid(
+            "liveness.dead_after_ms",
+            "must be at least twice probe_interval_ms and at most 60000",
+        ));
+    }
+    Ok(LivenessConfig {
+        probe_interval: Duration::from_millis(l.probe_interval_ms),
+        dead_after: Duration::from_millis(l.dead_after_ms),
+    })
+}
+
+fn check_paths(role: Role, sections: Vec<PathSection>) -> Result<Vec<PathConfig>, ConfigError> {
+    if sections.is_empty() || sections.len() > 255 {
+        return Err(invalid("path", "need 1..=255 [[path]] sections"));
+    }
+    let mut paths: Vec<PathConfig> = Vec::with_capacity(sections.len());
+    for (n, p) in sections.into_iter().enumerate() {
+        let field = |f: &str| format!("path.{n}.{f}");
+        if p.name.is_empty() || paths.iter().any(|q| q.name == p.name) {
+            return Err(invalid(field("name"), "must be non-empty and unique"));
+        }
+        let bind: SocketAddr = p
+            .bind
+            .parse()
+            .map_err(|_| invalid(field("bind"), "expected ADDRESS:PORT, e.g. 192.168.1.2:0"))?;
+        if role == Role::Server && bind.port() == 0 {
+            return Err(invalid(field("bind"), "a server listens: give a port in 1..=65535"));
+        }
+        let remote = p
+            .remote
+            .map(|r| {
+                r.parse::<SocketAddr>()
+                    .map_err(|_| invalid(field("remote"), "expected ADDRESS:PORT"))
+            })
+            .transpose()?;
+        match (role, remote) {
+            (Role::Client, None) => {
+                return Err(invalid(field("remote"), "a client needs the server's ADDRESS:PORT"))
+            }
+            (_, Some(r)) if r.is_ipv4() != bind.is_ipv4() => {
+                return Err(invalid(field("remote"), "must be the same IP version as bind"))
+            }
+            _ => {}
+        }
+        if let Some(d) = &p.device {
+            if d.is_empty() || d.len() > MAX_IFNAME_BYTES {
+                return Err(invalid(field("device"), "must be 1..=15 bytes (Linux IFNAMSIZ)"));
+            }
+        }
+        let cost = p.cost.unwrap_or(n as u32 + 1);
+        paths.push(PathConfig { name: p.name, bind, device: p.device, remote, cost });
+    }
+    Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLIENT: &str = r#"
+[interface]
+name = "braid0"
+role = "client"
+address = ["10.200.0.2/24", "fd00:b::2/64"]
+private_key = "k"
+metrics_listen = "127.0.0.1:9477"
+[peer]
+public_key = "p"
+[tunnel]
+scheduler = "srtt"
+cc = "cubic"
+[[path]]
+name = "wifi"
+bind = "10.1.1.2:0"
+device = "veth1"
+remote = "10.1.1.1:5001"
+[[path]]
+name = "cell"
+bind = "10.1.2.2:0"
+remote = "10.1.2.1:5002"
+cost = 7
+"#;
+
+    fn err_field(text: &str) -> String {
+        match DaemonConfig::from_toml_str(text) {
+            Err(ConfigError::Invalid { field, .. }) => field,
+            other => panic!("expected an invalid field, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_full_client_config_parses_into_checked_values() {
+        let c = DaemonConfig::from_toml_str(CLIENT).unwrap();
+        assert_eq!(c.role, Role::Client);
+        assert_eq!(c.addresses[0].to_string(), "10.200.0.2/24");
+        assert_eq!(c.addresses[1].prefix_len, 64);
+        assert_eq!(c.mtu, 1400);
+        assert_eq!(c.paths.len(), 2);
+        assert_eq!(c.paths[0].cost, 1, "cost defaults to the path's position");
+        assert_eq!(c.paths[1].cost, 7);
+        assert_eq!(c.paths[0].device.as_deref(), Some("veth1"));
+        let core = c.core_config();
+        assert_eq!(core.path_costs, vec![1, 7]);
+        assert_eq!(core.scheduler, braid_core::sched::SchedulerKind::Srtt);
+        assert_eq!(core.mss_bytes, 1400 + 60, "MTU plus the tunnel header");
+        assert_eq!(c.liveness.dead_after, Duration::from_secs(1));
+        assert!(!format!("{c:?}").contains("\"k\""), "Debug never prints the key");
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let cases = [
+            (CLIENT.replace("braid0", "a-name-longer-than-15"), "interface.name"),
+            (CLIENT.replace("10.200.0.2/24", "10.200.0.2/33"), "interface.address.0"),
+            (CLIENT.replace("role = \"client\"", "role = \"client\"\nmtu = 100"), "interface.mtu"),
+            (CLIENT.replace("role = \"client\"", "role = \"client\"\nmtu = 1000"), "interface.mtu"),
+            (CLIENT.replace("remote = \"10.1.1.1:5001\"", ""), "path.0.remote"),
+            (CLIENT.replace("10.1.2.1:5002", "[fd00::1]:5002"), "path.1.remote"),
+            (CLIENT.replace("name = \"cell\"", "name = \"wifi\""), "path.1.name"),
+            (CLIENT.replace("bind = \"10.1.1.2:0\"", "bind = \"nowhere\""), "path.0.bind"),
+            (CLIENT.replace("private_key = \"k\"", ""), "interface.private_key"),
+            (CLIENT.replace("127.0.0.1:9477", "9477"), "interface.metrics_listen"),
+            (format!("{CLIENT}[liveness]\nprobe_interval_ms = 5\n"), "liveness.probe_interval_ms"),
+            (format!("{CLIENT}[liveness]\ndead_after_ms = 150\n"), "liveness.dead_after_ms"),
+            (CLIENT.replace("cc = \"cubic\"", "cc = \"cubic\"\nsched_queue_pkts = 0"), "tunnel."),
+        ];
+        for (text, field) in cases {
+            let got = err_field(&text);
+            assert!(got.starts_with(field), "expected {field}, got {got}");
+        }
+    }
+
+    #[test]
+    fn a_server_listens_on_a_port_and_may_omit_remotes() {
+        let server = CLIENT
+            .replace("role = \"client\"", "role = \"server\"")
+            .replace("10.1.1.2:0", "10.1.1.1:5001")
+            .replace("10.1.2.2:0", "10.1.2.1:5002")
+            .replace("remote = \"10.1.1.1:5001\"\n", "");
+        let c = DaemonConfig::from_toml_str(&server).unwrap();
+        assert_eq!(c.paths[0].remote, None);
+        let no_port = server.replace("10.1.1.1:5001", "10.1.1.1:0");
+        assert_eq!(err_field(&no_port), "path.0.bind");
+    }
+
+    #[test]
+    fn misspelled_names_and_unknown_keys_are_refused_with_what_is_allowed() {
+        let e = DaemonConfig::from_toml_str(&CLIENT.replace("\"srtt\"", "\"srt\"")).unwrap_err();
+        assert!(e.to_string().contains("cpf"), "lists the schedulers: {e}");
+        let e = DaemonConfig::from_toml_str(&CLIENT.replace("[peer]", "[peer]\nendpoint = 1"));
+        assert!(e.unwrap_err().to_string().contains("endpoint"));
+    }
+}

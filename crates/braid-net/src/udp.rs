@@ -1,0 +1,232 @@
+//! One UDP socket per path, bound to the path's interface or source address, with batched
+//! receive (recvmmsg and UDP GRO) and batched send (UDP GSO trains), through quinn-udp.
+//!
+//! A send train is a run of datagrams for one destination that all have the train's segment
+//! size except possibly the last, shorter one: the kernel's UDP GSO contract
+//! (`UDP_SEGMENT`, Linux `udp_send_skb`). Full-MTU TCP segments make most datagrams the same
+//! size, so a train usually carries a whole burst in one system call.
+
+use std::io::{self, IoSliceMut};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+
+use quinn_udp::{RecvMeta, Transmit, UdpSockRef, UdpSocketState, BATCH_SIZE};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::config::PathConfig;
+
+/// Socket buffers: a few BDPs of a Gbit/s path, so a burst is not dropped at the socket.
+const SOCKET_BUFFER_BYTES: usize = 8 << 20;
+/// A GRO receive returns up to 64 KB of coalesced datagrams.
+const GRO_BUFFER_BYTES: usize = 65_536;
+
+/// Why a path's socket could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("path.{index}.device: interface {device:?} does not exist")]
+    NoSuchDevice { index: usize, device: String },
+    #[error("path.{index}.device: binding to {device:?}: {source}")]
+    Device { index: usize, device: String, source: io::Error },
+    #[error("path.{index}.bind: cannot bind {addr}: {source}")]
+    Bind { index: usize, addr: SocketAddr, source: io::Error },
+    #[error("path.{index}: socket set-up: {source}")]
+    Socket { index: usize, source: io::Error },
+}
+
+/// A path's socket.
+pub struct PathSocket {
+    sock: UdpSocket,
+    state: UdpSocketState,
+    pub local: SocketAddr,
+}
+
+impl PathSocket {
+    /// Opens path `index`'s socket as `cfg` says: bound to its device (SO_BINDTODEVICE), then
+    /// to its address, non-blocking, with large buffers.
+    pub fn open(index: usize, cfg: &PathConfig) -> Result<PathSocket, PathError> {
+        let sock_err = |source| PathError::Socket { index, source };
+        let socket = Socket::new(Domain::for_address(cfg.bind), Type::DGRAM, Some(Protocol::UDP))
+            .map_err(sock_err)?;
+        if let Some(device) = &cfg.device {
+            socket.bind_device(Some(device.as_bytes())).map_err(|source| {
+                if source.raw_os_error() == Some(libc::ENODEV) {
+                    PathError::NoSuchDevice { index, device: device.clone() }
+                } else {
+                    PathError::Device { index, device: device.clone(), source }
+                }
+            })?;
+        }
+        socket.bind(&cfg.bind.into()).map_err(|source| PathError::Bind {
+            index,
+            addr: cfg.bind,
+            source,
+        })?;
+        socket.set_send_buffer_size(SOCKET_BUFFER_BYTES).map_err(sock_err)?;
+        socket.set_recv_buffer_size(SOCKET_BUFFER_BYTES).map_err(sock_err)?;
+        force_buffers(&socket);
+        let sock: UdpSocket = socket.into();
+        let state = UdpSocketState::new(UdpSockRef::from(&sock)).map_err(sock_err)?;
+        sock.set_nonblocking(true).map_err(sock_err)?;
+        let local = sock.local_addr().map_err(sock_err)?;
+        Ok(PathSocket { sock, state, local })
+    }
+
+    /// Most datagrams one GSO send may carry (1 when the kernel lacks UDP GSO).
+    pub fn max_gso_segments(&self) -> usize {
+        self.state.max_gso_segments()
+    }
+
+    /// Receives what is queued, in one batched call; calls `f(source, datagram)` for each
+    /// datagram (GRO-coalesced buffers are split at their stride). Returns the number of
+    /// datagrams, 0 when nothing was waiting.
+    pub fn recv_batch(
+        &self,
+        batch: &mut RecvBatch,
+        mut f: impl FnMut(SocketAddr, &mut [u8]),
+    ) -> io::Result<usize> {
+        let mut slices: [IoSliceMut<'_>; BATCH_SIZE] = {
+            let mut it = batch.bufs.iter_mut();
+            std::array::from_fn(|_| IoSliceMut::new(it.next().expect("BATCH_SIZE buffers")))
+        };
+        let n = match self.state.recv(UdpSockRef::from(&self.sock), &mut slices, &mut batch.meta) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        let mut datagrams = 0;
+        for (slice, meta) in slices.iter_mut().zip(&batch.meta).take(n) {
+            let stride = meta.stride.max(1);
+            for d in slice[..meta.len].chunks_mut(stride) {
+                f(meta.addr, d);
+                datagrams += 1;
+            }
+        }
+        Ok(datagrams)
+    }
+
+    /// Sends `contents` to `dest`: one datagram, or a GSO train of `segment_size` datagrams.
+    pub fn send(
+        &self,
+        dest: SocketAddr,
+        contents: &[u8],
+        segment_size: Option<usize>,
+    ) -> io::Result<()> {
+        let t = Transmit { destination: dest, ecn: None, contents, segment_size, src_ip: None };
+        self.state.try_send(UdpSockRef::from(&self.sock), &t)
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.sock.as_raw_fd()
+    }
+}
+
+/// SO_SNDBUFFORCE / SO_RCVBUFFORCE: with CAP_NET_ADMIN, buffers beyond the sysctl maxima.
+/// Best effort: without the capability the plain sizes set before stay.
+fn force_buffers(socket: &Socket) {
+    let size = SOCKET_BUFFER_BYTES as libc::c_int;
+    for opt in [libc::SO_SNDBUFFORCE, libc::SO_RCVBUFFORCE] {
+        // SAFETY: a valid socket descriptor, an int option and its exact size.
+        unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&size as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+}
+
+/// Receive buffers for one batched call, reused across calls.
+pub struct RecvBatch {
+    bufs: Vec<Vec<u8>>,
+    meta: [RecvMeta; BATCH_SIZE],
+}
+
+impl Default for RecvBatch {
+    fn default() -> Self {
+        RecvBatch {
+            bufs: (0..BATCH_SIZE).map(|_| vec![0u8; GRO_BUFFER_BYTES]).collect(),
+            meta: [RecvMeta::default(); BATCH_SIZE],
+        }
+    }
+}
+
+/// Datagrams for one path gathered into GSO trains.
+pub struct SendTrain {
+    buf: Vec<u8>,
+    dest: Option<SocketAddr>,
+    segment: usize,
+    count: usize,
+    max_segments: usize,
+    /// The last datagram was shorter than the segment size: the train is closed.
+    closed: bool,
+}
+
+impl SendTrain {
+    pub fn new(max_segments: usize, max_datagram: usize) -> SendTrain {
+        let max_segments = max_segments.clamp(1, 64);
+        SendTrain {
+            buf: Vec::with_capacity(max_segments * max_datagram),
+            dest: None,
+            segment: 0,
+            count: 0,
+            max_segments,
+            closed: false,
+        }
+    }
+
+    /// Whether a datagram of `len` bytes to `dest` can join the train.
+    fn fits(&self, dest: SocketAddr, len: usize) -> bool {
+        self.count == 0
+            || (self.dest == Some(dest)
+                && !self.closed
+                && self.count < self.max_segments
+                && len <= self.segment)
+    }
+
+    /// Appends a datagram of `len` bytes to `dest`, written by `fill` into the slice it is
+    /// given; sends the train first through `sock` if the datagram cannot join it.
+    pub fn push(
+        &mut self,
+        sock: &PathSocket,
+        dest: SocketAddr,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]) -> usize,
+    ) -> io::Result<()> {
+        let mut result = Ok(());
+        if !self.fits(dest, len) {
+            result = self.flush(sock);
+        }
+        let start = self.buf.len();
+        self.buf.resize(start + len, 0);
+        let written = fill(&mut self.buf[start..]);
+        self.buf.truncate(start + written);
+        if self.count == 0 {
+            self.dest = Some(dest);
+            self.segment = written;
+        } else if written < self.segment {
+            self.closed = true;
+        }
+        self.count += 1;
+        result
+    }
+
+    /// Sends the train. A full socket buffer drops it (counted by the caller as a local
+    /// drop), as a full NIC queue would.
+    pub fn flush(&mut self, sock: &PathSocket) -> io::Result<()> {
+        let Some(dest) = self.dest.filter(|_| self.count > 0) else { return Ok(()) };
+        let segment = (self.count > 1).then_some(self.segment);
+        let result = sock.send(dest, &self.buf, segment);
+        self.buf.clear();
+        self.count = 0;
+        self.closed = false;
+        self.dest = None;
+        result
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
