@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod liveness;
+pub mod metrics;
 pub mod pool;
 pub mod tun;
 pub mod udp;

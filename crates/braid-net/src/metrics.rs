@@ -1,0 +1,355 @@
+//! What the daemon reports: a [`Snapshot`] the event loop publishes every 100 ms, served on a
+//! local port as Prometheus text (`/metrics`) and JSON (`/status`), and printed as a table by
+//! `braid tunnel status`.
+//!
+//! Per-packet facts are counters in the snapshot, never log lines. The HTTP server is one
+//! blocking thread (tiny_http), apart from the packet path; the exposition format is
+//! prometheus-client's.
+
+use std::fmt::Write as _;
+use std::io::Read;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use serde::{Deserialize, Serialize};
+
+/// One path's state and counters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PathSnapshot {
+    pub name: String,
+    pub up: bool,
+    pub remote: Option<String>,
+    pub cwnd_bytes: u64,
+    pub in_flight_bytes: u64,
+    pub srtt_ms: Option<f64>,
+    pub min_rtt_ms: Option<f64>,
+    pub pacing_rate_bps: Option<u64>,
+    pub cc_phase: String,
+    pub pacing_queue_pkts: usize,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    pub rx_pkts: u64,
+    pub rx_bytes: u64,
+    /// Packets the sender's loss detection declared lost.
+    pub lost_pkts: u64,
+    pub rto_count: u64,
+    /// Datagrams the socket refused (full send buffer).
+    pub socket_drops: u64,
+}
+
+/// The whole daemon's state and counters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub interface: String,
+    pub role: String,
+    pub established: bool,
+    pub uptime_s: f64,
+    pub handshakes: u64,
+    /// Datagrams that failed authentication or were replays.
+    pub rejected_datagrams: u64,
+    pub tun_rx_pkts: u64,
+    pub tun_tx_pkts: u64,
+    pub sched_queue_pkts: usize,
+    /// Inner packets dropped because the scheduler queue was full.
+    pub sched_drops: u64,
+    pub reorder_pkts: usize,
+    pub reorder_wait_limit_ms: f64,
+    /// Inner packets the reorder buffer refused as duplicates.
+    pub reorder_duplicates: u64,
+    /// Inner packets released after their gap was given up.
+    pub reorder_released_on_timeout: u64,
+    pub paths: Vec<PathSnapshot>,
+}
+
+/// Where the event loop publishes and the server reads.
+pub type Shared = Arc<Mutex<Snapshot>>;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PathLabel {
+    path: String,
+}
+
+impl Snapshot {
+    /// The snapshot in the Prometheus text exposition format.
+    pub fn to_prometheus(&self) -> String {
+        let mut reg = Registry::with_prefix("braid");
+        let gauge = |reg: &mut Registry, name: &str, help: &str, v: i64| {
+            let g: Gauge = Gauge::default();
+            g.set(v);
+            reg.register(name, help, g);
+        };
+        let counter = |reg: &mut Registry, name: &str, help: &str, v: u64| {
+            let c: Counter = Counter::default();
+            c.inc_by(v);
+            reg.register(name, help, c);
+        };
+        gauge(&mut reg, "established", "1 once the handshake completed", self.established.into());
+        counter(&mut reg, "handshakes", "Completed handshakes", self.handshakes);
+        counter(
+            &mut reg,
+            "rejected_datagrams",
+            "Datagrams failing authentication or replays",
+            self.rejected_datagrams,
+        );
+        counter(
+            &mut reg,
+            "tun_rx_packets",
+            "Inner packets read from the TUN device",
+            self.tun_rx_pkts,
+        );
+        counter(
+            &mut reg,
+            "tun_tx_packets",
+            "Inner packets written to the TUN device",
+            self.tun_tx_pkts,
+        );
+        gauge(
+            &mut reg,
+            "scheduler_queue_packets",
+            "Packets in the scheduler queue",
+            self.sched_queue_pkts as i64,
+        );
+        counter(
+            &mut reg,
+            "scheduler_drops",
+            "Packets dropped at a full scheduler queue",
+            self.sched_drops,
+        );
+        gauge(
+            &mut reg,
+            "reorder_buffer_packets",
+            "Packets held for reordering",
+            self.reorder_pkts as i64,
+        );
+        gauge(
+            &mut reg,
+            "reorder_wait_limit_microseconds",
+            "Current reorder wait limit",
+            (self.reorder_wait_limit_ms * 1e3) as i64,
+        );
+        counter(
+            &mut reg,
+            "reorder_duplicates",
+            "Duplicates the reorder buffer refused",
+            self.reorder_duplicates,
+        );
+        counter(
+            &mut reg,
+            "reorder_released_on_timeout",
+            "Packets released after a gap was given up",
+            self.reorder_released_on_timeout,
+        );
+
+        let path_gauges: [(&str, &str, fn(&PathSnapshot) -> i64); 7] = [
+            ("path_up", "1 while the path is live", |p| p.up.into()),
+            ("path_cwnd_bytes", "Congestion window", |p| p.cwnd_bytes as i64),
+            ("path_in_flight_bytes", "Bytes in flight", |p| p.in_flight_bytes as i64),
+            ("path_srtt_microseconds", "Smoothed RTT", |p| {
+                p.srtt_ms.map_or(-1, |v| (v * 1e3) as i64)
+            }),
+            ("path_min_rtt_microseconds", "Minimum RTT", |p| {
+                p.min_rtt_ms.map_or(-1, |v| (v * 1e3) as i64)
+            }),
+            ("path_pacing_rate_bits_per_second", "Pacing rate", |p| {
+                p.pacing_rate_bps.map_or(-1, |v| v as i64)
+            }),
+            ("path_pacing_queue_packets", "Packets waiting for their pacing slot", |p| {
+                p.pacing_queue_pkts as i64
+            }),
+        ];
+        for (name, help, get) in path_gauges {
+            let fam = Family::<PathLabel, Gauge>::default();
+            for p in &self.paths {
+                fam.get_or_create(&PathLabel { path: p.name.clone() }).set(get(p));
+            }
+            reg.register(name, help, fam);
+        }
+        let path_counters: [(&str, &str, fn(&PathSnapshot) -> u64); 7] = [
+            ("path_tx_packets", "Datagrams sent", |p| p.tx_pkts),
+            ("path_tx_bytes", "Bytes sent", |p| p.tx_bytes),
+            ("path_rx_packets", "Datagrams received", |p| p.rx_pkts),
+            ("path_rx_bytes", "Bytes received", |p| p.rx_bytes),
+            ("path_lost_packets", "Packets declared lost", |p| p.lost_pkts),
+            ("path_rto", "Retransmission timeouts", |p| p.rto_count),
+            ("path_socket_drops", "Datagrams the socket refused", |p| p.socket_drops),
+        ];
+        for (name, help, get) in path_counters {
+            let fam = Family::<PathLabel, Counter>::default();
+            for p in &self.paths {
+                fam.get_or_create(&PathLabel { path: p.name.clone() }).inc_by(get(p));
+            }
+            reg.register(name, help, fam);
+        }
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &reg)
+            .expect("writing to a String cannot fail");
+        out
+    }
+
+    /// The snapshot as the table `braid tunnel status` prints.
+    pub fn to_table(&self) -> String {
+        let mut s = String::new();
+        let state = if self.established { "established" } else { "handshaking" };
+        let _ = writeln!(
+            s,
+            "{} ({}), {state}, up {:.0} s, {} handshakes, {} rejected datagrams",
+            self.interface, self.role, self.uptime_s, self.handshakes, self.rejected_datagrams
+        );
+        let _ = writeln!(
+            s,
+            "scheduler queue {} pkts ({} drops), reorder buffer {} pkts (wait limit {:.1} ms, {} duplicates)",
+            self.sched_queue_pkts,
+            self.sched_drops,
+            self.reorder_pkts,
+            self.reorder_wait_limit_ms,
+            self.reorder_duplicates
+        );
+        let _ = writeln!(
+            s,
+            "{:<10} {:<5} {:>11} {:>11} {:>8} {:>8} {:>10} {:>10} {:>8} {:>6}  remote",
+            "path",
+            "up",
+            "cwnd",
+            "in_flight",
+            "srtt_ms",
+            "min_rtt",
+            "tx_pkts",
+            "rx_pkts",
+            "lost",
+            "drops"
+        );
+        let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        for p in &self.paths {
+            let _ = writeln!(
+                s,
+                "{:<10} {:<5} {:>11} {:>11} {:>8} {:>8} {:>10} {:>10} {:>8} {:>6}  {}",
+                p.name,
+                if p.up { "yes" } else { "no" },
+                p.cwnd_bytes,
+                p.in_flight_bytes,
+                ms(p.srtt_ms),
+                ms(p.min_rtt_ms),
+                p.tx_pkts,
+                p.rx_pkts,
+                p.lost_pkts,
+                p.socket_drops,
+                p.remote.as_deref().unwrap_or("-")
+            );
+        }
+        s
+    }
+}
+
+/// Why the metrics endpoint could not start or be read.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    #[error("interface.metrics_listen: cannot listen on {addr}: {detail}")]
+    Listen { addr: SocketAddr, detail: String },
+    #[error("reading status from {addr}: {detail}")]
+    Fetch { addr: SocketAddr, detail: String },
+}
+
+/// Serves `/metrics` and `/status` from `shared` on `addr`, on a thread of its own that lives
+/// as long as the process.
+pub fn serve(addr: SocketAddr, shared: Shared) -> Result<(), MetricsError> {
+    let server = tiny_http::Server::http(addr)
+        .map_err(|e| MetricsError::Listen { addr, detail: e.to_string() })?;
+    thread::Builder::new()
+        .name("braid-metrics".into())
+        .spawn(move || {
+            for request in server.incoming_requests() {
+                let snap = shared.lock().map(|s| s.clone()).unwrap_or_default();
+                let (body, ctype) = match request.url() {
+                    "/metrics" => (snap.to_prometheus(), "text/plain; version=0.0.4"),
+                    "/status" => {
+                        (serde_json::to_string(&snap).unwrap_or_default(), "application/json")
+                    }
+                    _ => {
+                        let _ = request.respond(tiny_http::Response::empty(404));
+                        continue;
+                    }
+                };
+                let header = tiny_http::Header::from_bytes("Content-Type", ctype)
+                    .expect("a valid static header");
+                let _ = request.respond(tiny_http::Response::from_string(body).with_header(header));
+            }
+        })
+        .map_err(|e| MetricsError::Listen { addr, detail: e.to_string() })?;
+    Ok(())
+}
+
+/// Fetches a running daemon's `/status` (what `braid tunnel status` shows).
+pub fn fetch_status(addr: SocketAddr) -> Result<Snapshot, MetricsError> {
+    let fail = |detail: String| MetricsError::Fetch { addr, detail };
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))
+        .map_err(|e| fail(e.to_string()))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).map_err(|e| fail(e.to_string()))?;
+    use std::io::Write;
+    write!(stream, "GET /status HTTP/1.0\r\nHost: {addr}\r\n\r\n")
+        .map_err(|e| fail(e.to_string()))?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).map_err(|e| fail(e.to_string()))?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .ok_or_else(|| fail("no HTTP body".into()))?;
+    serde_json::from_str(body).map_err(|e| fail(format!("not a status document: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Snapshot {
+        Snapshot {
+            interface: "braid0".into(),
+            role: "client".into(),
+            established: true,
+            sched_drops: 3,
+            paths: vec![
+                PathSnapshot {
+                    name: "wifi".into(),
+                    up: true,
+                    cwnd_bytes: 14600,
+                    srtt_ms: Some(20.5),
+                    tx_pkts: 7,
+                    ..Default::default()
+                },
+                PathSnapshot { name: "cell".into(), up: false, ..Default::default() },
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn prometheus_text_carries_per_path_labels_and_values() {
+        let text = sample().to_prometheus();
+        assert!(text.contains("braid_path_cwnd_bytes{path=\"wifi\"} 14600"), "{text}");
+        assert!(text.contains("braid_path_up{path=\"cell\"} 0"), "{text}");
+        assert!(text.contains("braid_path_srtt_microseconds{path=\"wifi\"} 20500"), "{text}");
+        assert!(text.contains("braid_path_tx_packets_total{path=\"wifi\"} 7"), "{text}");
+        assert!(text.contains("braid_scheduler_drops_total 3"), "{text}");
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn the_server_answers_metrics_and_status_and_status_round_trips() {
+        let shared: Shared = Arc::new(Mutex::new(sample()));
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = probe.local_addr().unwrap();
+        drop(probe);
+        serve(addr, Arc::clone(&shared)).unwrap();
+        assert_eq!(fetch_status(addr).unwrap(), sample());
+        shared.lock().unwrap().sched_drops = 9;
+        assert_eq!(fetch_status(addr).unwrap().sched_drops, 9, "serves the latest snapshot");
+        let table = sample().to_table();
+        assert!(table.lines().any(|l| l.starts_with("wifi") && l.contains("14600")), "{table}");
+    }
+}
