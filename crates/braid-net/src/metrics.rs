@@ -71,6 +71,9 @@ pub struct Snapshot {
 /// Where the event loop publishes and the server reads.
 pub type Shared = Arc<Mutex<Snapshot>>;
 
+/// A per-path metric: name, help, and how to read it from a path's snapshot.
+type PathMetric<T> = (&'static str, &'static str, fn(&PathSnapshot) -> T);
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct PathLabel {
     path: String,
@@ -147,7 +150,7 @@ impl Snapshot {
             self.reorder_released_on_timeout,
         );
 
-        let path_gauges: [(&str, &str, fn(&PathSnapshot) -> i64); 7] = [
+        let path_gauges: [PathMetric<i64>; 7] = [
             ("path_up", "1 while the path is live", |p| p.up.into()),
             ("path_cwnd_bytes", "Congestion window", |p| p.cwnd_bytes as i64),
             ("path_in_flight_bytes", "Bytes in flight", |p| p.in_flight_bytes as i64),
@@ -171,7 +174,7 @@ impl Snapshot {
             }
             reg.register(name, help, fam);
         }
-        let path_counters: [(&str, &str, fn(&PathSnapshot) -> u64); 7] = [
+        let path_counters: [PathMetric<u64>; 7] = [
             ("path_tx_packets", "Datagrams sent", |p| p.tx_pkts),
             ("path_tx_bytes", "Bytes sent", |p| p.tx_bytes),
             ("path_rx_packets", "Datagrams received", |p| p.rx_pkts),
