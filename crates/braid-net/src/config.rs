@@ -285,6 +285,12 @@ impl DaemonConfig {
         let liveness = check_liveness(&file.liveness)?;
         let paths = check_paths(i.role, file.paths)?;
         let tunnel = file.tunnel;
+        if tunnel.header_bytes != TunnelSection::default().header_bytes {
+            return Err(invalid(
+                "tunnel.header_bytes",
+                "the data plane derives it from the real headers (outer IP, UDP, crypto, braid): remove it",
+            ));
+        }
         let costs: Vec<u32> = paths.iter().map(|p| p.cost).collect();
         tunnel
             .to_core(&costs, u32::from(i.mtu))
@@ -442,6 +448,7 @@ cost = 7
             (format!("{CLIENT}[liveness]\nprobe_interval_ms = 5\n"), "liveness.probe_interval_ms"),
             (format!("{CLIENT}[liveness]\ndead_after_ms = 150\n"), "liveness.dead_after_ms"),
             (CLIENT.replace("cc = \"cubic\"", "cc = \"cubic\"\nsched_queue_pkts = 0"), "tunnel."),
+            (CLIENT.replace("cc = \"cubic\"", "cc = \"cubic\"\nheader_bytes = 40"), "tunnel.header_bytes"),
         ];
         for (text, field) in cases {
             let got = err_field(&text);

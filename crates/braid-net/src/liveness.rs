@@ -94,6 +94,13 @@ impl Liveness {
             .min()
     }
 
+    /// Marks path `i` down without a [`Change`]: a server path whose client has not spoken yet.
+    pub fn mark_down(&mut self, i: usize) {
+        if let Some(p) = self.paths.get_mut(i) {
+            p.up = false;
+        }
+    }
+
     pub fn is_up(&self, i: usize) -> bool {
         self.paths.get(i).is_some_and(|p| p.up)
     }
@@ -164,5 +171,10 @@ mod tests {
         assert_eq!(l.poll_probe(ms(150)), Some(1));
         assert_eq!(l.poll_timeout(), Some(ms(250)));
         assert_eq!(l.on_receive(ms(7), 9), None, "unknown paths are ignored");
+        l.mark_down(1);
+        assert!(!l.is_up(1));
+        assert_eq!(l.poll_change(ms(10_000)), Some(Change::Down(0)), "no second report for 1");
+        assert_eq!(l.poll_change(ms(10_000)), None);
+        assert_eq!(l.on_receive(ms(10_001), 1), Some(Change::Up(1)));
     }
 }

@@ -186,8 +186,9 @@ impl SendTrain {
                 && len <= self.segment)
     }
 
-    /// Appends a datagram of `len` bytes to `dest`, written by `fill` into the slice it is
-    /// given; sends the train first through `sock` if the datagram cannot join it.
+    /// Appends a datagram of at most `len` bytes to `dest`, written by `fill` into the slice
+    /// it is given and returning the bytes it wrote (0: nothing to send); sends the train
+    /// first through `sock` if the datagram cannot join it.
     pub fn push(
         &mut self,
         sock: &PathSocket,
@@ -203,6 +204,10 @@ impl SendTrain {
         self.buf.resize(start + len, 0);
         let written = fill(&mut self.buf[start..]);
         self.buf.truncate(start + written);
+        if written == 0 {
+            // Nothing to send (the frame could not be built or sealed).
+            return result;
+        }
         if self.count == 0 {
             self.dest = Some(dest);
             self.segment = written;
