@@ -17,6 +17,9 @@ use crate::config::PathConfig;
 
 /// Socket buffers: a few BDPs of a Gbit/s path, so a burst is not dropped at the socket.
 const SOCKET_BUFFER_BYTES: usize = 8 << 20;
+/// A GSO send carries at most one IP datagram's worth of UDP payload in total (Linux
+/// `udp_send_skb` refuses more with EMSGSIZE).
+const MAX_TRAIN_BYTES: usize = 65_507;
 /// A GRO receive returns up to 64 KB of coalesced datagrams.
 const GRO_BUFFER_BYTES: usize = 65_536;
 
@@ -168,7 +171,7 @@ impl SendTrain {
     pub fn new(max_segments: usize, max_datagram: usize) -> SendTrain {
         let max_segments = max_segments.clamp(1, 64);
         SendTrain {
-            buf: Vec::with_capacity(max_segments * max_datagram),
+            buf: Vec::with_capacity((max_segments * max_datagram).min(MAX_TRAIN_BYTES)),
             dest: None,
             segment: 0,
             count: 0,
@@ -183,7 +186,8 @@ impl SendTrain {
             || (self.dest == Some(dest)
                 && !self.closed
                 && self.count < self.max_segments
-                && len <= self.segment)
+                && len <= self.segment
+                && self.buf.len() + len <= MAX_TRAIN_BYTES)
     }
 
     /// Appends a datagram of at most `len` bytes to `dest`, written by `fill` into the slice
