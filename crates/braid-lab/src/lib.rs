@@ -3,3 +3,4 @@
 //! the tunnel (`braid lab`).
 
 pub mod netns;
+pub mod topology;

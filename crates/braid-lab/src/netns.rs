@@ -71,19 +71,18 @@ pub enum NetError {
     Parse { cmd: String, message: String },
 }
 
-/// Checks that this process may create namespaces and configure links: effective capabilities
-/// `CAP_NET_ADMIN` and `CAP_SYS_ADMIN` (root has both).
+/// Checks that the calling thread may create namespaces and configure links: effective
+/// capabilities `CAP_NET_ADMIN` and `CAP_SYS_ADMIN` (root has both). Capabilities belong to
+/// threads, so this reads `/proc/thread-self/status`.
 pub fn require_net_admin() -> Result<(), NetError> {
-    let status = fs::read_to_string("/proc/self/status").map_err(|e| NetError::NotPrivileged {
-        detail: format!("cannot read /proc/self/status: {e}"),
-    })?;
+    const STATUS: &str = "/proc/thread-self/status";
+    let status = fs::read_to_string(STATUS)
+        .map_err(|e| NetError::NotPrivileged { detail: format!("cannot read {STATUS}: {e}") })?;
     let cap_eff = status
         .lines()
         .find_map(|l| l.strip_prefix("CapEff:"))
         .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .ok_or_else(|| NetError::NotPrivileged {
-            detail: "no CapEff line in /proc/self/status".into(),
-        })?;
+        .ok_or_else(|| NetError::NotPrivileged { detail: format!("no CapEff line in {STATUS}") })?;
     for (bit, name) in [(CAP_NET_ADMIN, "CAP_NET_ADMIN"), (CAP_SYS_ADMIN, "CAP_SYS_ADMIN")] {
         if cap_eff & (1 << bit) == 0 {
             return Err(NetError::NotPrivileged {
