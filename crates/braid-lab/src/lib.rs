@@ -4,3 +4,4 @@
 
 pub mod netns;
 pub mod topology;
+pub mod transfer;
