@@ -2,6 +2,7 @@
 //! emulator (`braid linkem`) for kernels without netem, and lab runs of real kernel TCP through
 //! the tunnel (`braid lab`).
 
+pub mod lab;
 pub mod netns;
 pub mod topology;
 pub mod transfer;
