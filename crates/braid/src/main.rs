@@ -4,6 +4,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod lab;
+
 use anyhow::{Context, Result};
 use braid_sim::{run, run_with_baseline, RunOutput, Scenario};
 use clap::{Parser, Subcommand};
@@ -46,6 +48,10 @@ enum Command {
         #[arg(default_value = "scenarios/default.toml")]
         scenario: PathBuf,
     },
+    /// Run a scenario for real: namespaces, emulated links, kernel TCP (needs root).
+    Lab(lab::LabArgs),
+    #[command(hide = true)]
+    LabTransfer(lab::TransferArgs),
     /// Time the default nested scenario (BBR over BBR tunnels, CPF, 300 MB).
     Bench {
         /// Repetitions; the best and median wall times are reported.
@@ -84,6 +90,8 @@ fn real_main() -> Result<()> {
         }
         Command::Demo { scenario } => demo(&scenario),
         Command::Bench { repeat } => bench(repeat.max(1)),
+        Command::Lab(args) => lab::run(args),
+        Command::LabTransfer(args) => lab::transfer(args),
     }
 }
 

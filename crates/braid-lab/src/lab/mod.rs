@@ -1,0 +1,335 @@
+//! `braid lab`: one scenario, run for real. Builds the Figure 1 topology in namespaces
+//! ([`crate::topology`]), routes the UE to the server, runs a real kernel TCP download of
+//! `e2e.bytes` with `e2e.cc` ([`crate::transfer`]), reads the queues' counters, tears
+//! everything down, and reports in the schema of `braid sim --json` ([`report`]).
+//!
+//! Modes:
+//! - [`LabMode::Baseline`]: no tunnel, path 1 alone (the seed's baseline, the denominator of
+//!   the relative DLCT). Routes: server -> proxy -> path 1 -> UE.
+//! - [`LabMode::Tunnel`]: the tunnel on proxy and UE. Not available until `braid tunnel` is
+//!   merged; [`start_tunnel`] is the single place it goes: write one config per side from
+//!   [`crate::topology::Topology::paths`], start two `braid tunnel` children, wait for their
+//!   readiness line, route server -> proxy -> tunnel and UE -> tunnel, and return the guards.
+//!
+//! Teardown happens on every exit: the topology and every child are guards, so an error, a
+//! panic or an interrupt (the `cancel` flag, set by [`signal::install`]'s handler) drops them.
+
+pub mod report;
+pub mod signal;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use braid_sim::scenario::E2eKind;
+use braid_sim::Scenario;
+
+use crate::netns::{Child, NetError};
+use crate::topology::{Emulator, LinkCounters, Topology, TopologyOptions};
+use crate::transfer::{
+    run_pair, KernelCc, ReceiverConfig, SenderConfig, TransferError, TransferReport,
+};
+pub use report::{LabDrops, LabE2eReport, LabInfo, LabPathReport, LabReport};
+
+/// Port the receiver listens on at the UE.
+pub const TRANSFER_PORT: u16 = 5201;
+/// A transfer may take this many times its ideal duration (bytes at path 1's payload rate)...
+const TIMEOUT_FACTOR: f64 = 20.0;
+/// ... plus this much, for slow start, queues and VM stalls.
+const TIMEOUT_SLACK: Duration = Duration::from_secs(60);
+/// A transfer with no progress for this long has failed.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Shortest `TCP_INFO` sampling period we accept (`sim.sample_interval_ms` is used above it).
+const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(1);
+
+/// An error of a lab run.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error(transparent)]
+    Net(#[from] NetError),
+
+    #[error(transparent)]
+    Transfer(TransferError),
+
+    /// A scenario field the lab cannot run.
+    #[error("{field} = {value}: {allowed}")]
+    Unsupported { field: &'static str, value: String, allowed: String },
+
+    #[error("the tunnel mode needs `braid tunnel`, which is not merged yet; run the baseline")]
+    TunnelUnavailable,
+
+    #[error("interrupted; the test bed was torn down")]
+    Interrupted,
+}
+
+impl From<TransferError> for LabError {
+    fn from(e: TransferError) -> Self {
+        match e {
+            TransferError::Stopped => LabError::Interrupted,
+            TransferError::Net(n) => LabError::Net(n),
+            other => LabError::Transfer(other),
+        }
+    }
+}
+
+/// What the E2E traffic runs over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabMode {
+    /// Path 1 alone, no tunnel.
+    Baseline,
+    /// The multipath tunnel over every path.
+    Tunnel,
+}
+
+impl LabMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LabMode::Baseline => "baseline",
+            LabMode::Tunnel => "tunnel",
+        }
+    }
+}
+
+/// Options of [`run`].
+#[derive(Clone, Debug)]
+pub struct LabOptions {
+    pub mode: LabMode,
+    pub emulator: Emulator,
+    /// Also run the baseline (in its own topology) and report the relative DLCT.
+    pub with_baseline: bool,
+    /// Namespace prefix tag; each topology gets a unique prefix under it.
+    pub tag: String,
+}
+
+impl Default for LabOptions {
+    fn default() -> Self {
+        LabOptions {
+            mode: LabMode::Baseline,
+            emulator: Emulator::Htb,
+            with_baseline: false,
+            tag: crate::topology::TAG.to_string(),
+        }
+    }
+}
+
+/// Everything a run measured.
+#[derive(Clone, Debug)]
+pub struct LabOutput {
+    pub report: LabReport,
+    pub transfer: TransferReport,
+    pub baseline: Option<TransferReport>,
+}
+
+/// Checks that the lab can run `s`, and returns the kernel congestion control for `e2e.cc`.
+pub fn check_scenario(s: &Scenario) -> Result<KernelCc, LabError> {
+    if s.e2e.kind != E2eKind::Tcp {
+        return Err(LabError::Unsupported {
+            field: "e2e.kind",
+            value: s.e2e.kind.as_str().into(),
+            allowed: "the lab runs tcp only (udp is not implemented)".into(),
+        });
+    }
+    if s.e2e.bytes == 0 {
+        return Err(LabError::Unsupported {
+            field: "e2e.bytes",
+            value: "0".into(),
+            allowed: "must be at least 1".into(),
+        });
+    }
+    KernelCc::from_e2e(s.e2e.cc).map_err(|_| LabError::Unsupported {
+        field: "e2e.cc",
+        value: s.e2e.cc.as_str().into(),
+        allowed: "the lab runs kernel TCP: newreno (as reno), cubic, bbr".into(),
+    })
+}
+
+/// Runs scenario `s` as `opts` says; `cancel` (e.g. [`signal::install`]'s flag) aborts it.
+pub fn run(s: &Scenario, opts: &LabOptions, cancel: &AtomicBool) -> Result<LabOutput, LabError> {
+    let started = Instant::now();
+    let cc = check_scenario(s)?;
+    let baseline = if opts.with_baseline {
+        Some(run_once(s, cc, LabMode::Baseline, opts, cancel)?.0)
+    } else {
+        None
+    };
+    let (transfer, mut report) = run_once(s, cc, opts.mode, opts, cancel)?;
+    if let Some(b) = &baseline {
+        report.set_baseline(b.receiver.dlct_s);
+    }
+    report.wall_s = started.elapsed().as_secs_f64();
+    Ok(LabOutput { report, transfer, baseline })
+}
+
+fn check_cancel(cancel: &AtomicBool) -> Result<(), LabError> {
+    if cancel.load(Ordering::Relaxed) {
+        return Err(LabError::Interrupted);
+    }
+    Ok(())
+}
+
+/// One topology, one transfer, one report; the topology is gone when this returns.
+fn run_once(
+    s: &Scenario,
+    cc: KernelCc,
+    mode: LabMode,
+    opts: &LabOptions,
+    cancel: &AtomicBool,
+) -> Result<(TransferReport, LabReport), LabError> {
+    let topo_opts = TopologyOptions {
+        prefix: crate::netns::unique_prefix(&opts.tag),
+        emulator: opts.emulator.clone(),
+    };
+    let topo = Topology::build(s, &topo_opts)?;
+    check_cancel(cancel)?;
+    let (ue_addr, _tunnel) = match mode {
+        LabMode::Baseline => (topo.route_single_path(1)?, Vec::new()),
+        LabMode::Tunnel => start_tunnel(&topo, s)?,
+    };
+    check_cancel(cancel)?;
+    let (send_cfg, recv_cfg) = transfer_configs(s, cc, (ue_addr, TRANSFER_PORT).into());
+    let transfer = run_pair(topo.server().name(), topo.ue().name(), &send_cfg, &recv_cfg, cancel)?;
+    let report = summarise(s, mode, &topo, &transfer)?;
+    Ok((transfer, report))
+}
+
+/// Starts the tunnel on proxy and UE and routes through it; returns the UE's address inside
+/// the tunnel and the tunnel processes. Not implemented until `braid tunnel` is merged.
+fn start_tunnel(
+    _topo: &Topology,
+    _s: &Scenario,
+) -> Result<(std::net::Ipv4Addr, Vec<Child>), LabError> {
+    Err(LabError::TunnelUnavailable)
+}
+
+fn transfer_configs(s: &Scenario, cc: KernelCc, ue: SocketAddr) -> (SenderConfig, ReceiverConfig) {
+    let path1_mbps = s.paths.first().map_or(1.0, |p| p.rate_mbps).max(0.1);
+    let ideal_s = s.e2e.bytes as f64 * 8.0 / (path1_mbps * 1e6);
+    let timeout = TIMEOUT_SLACK + Duration::from_secs_f64(ideal_s * TIMEOUT_FACTOR);
+    let sample = Duration::from_secs_f64(s.sim.sample_interval_ms / 1e3).max(MIN_SAMPLE_INTERVAL);
+    let send = SenderConfig {
+        connect: ue,
+        bytes: s.e2e.bytes,
+        cc,
+        seed: s.seed,
+        sample_interval: sample,
+        timeout,
+        idle_timeout: IDLE_TIMEOUT,
+    };
+    let recv = ReceiverConfig {
+        listen: ue,
+        bin: Duration::from_secs_f64(s.sim.bin_ms / 1e3),
+        timeout,
+        idle_timeout: IDLE_TIMEOUT,
+    };
+    (send, recv)
+}
+
+/// The report of one run, from the transfer and the queues' counters.
+fn summarise(
+    s: &Scenario,
+    mode: LabMode,
+    topo: &Topology,
+    t: &TransferReport,
+) -> Result<LabReport, LabError> {
+    let dlct_s = t.receiver.dlct_s;
+    let counters: Vec<Option<LinkCounters>> =
+        (0..=s.paths.len()).map(|k| topo.counters(k)).collect::<Result<_, _>>()?;
+    let used_paths = match mode {
+        LabMode::Baseline => 1,
+        LabMode::Tunnel => s.paths.len(),
+    };
+    let paths = (0..used_paths)
+        .map(|i| {
+            let c = counters[i + 1];
+            let (bytes, share) = match mode {
+                // Routing puts every E2E byte on path 1.
+                LabMode::Baseline => (Some(t.receiver.bytes), Some(1.0)),
+                LabMode::Tunnel => (None, None),
+            };
+            LabPathReport {
+                name: s.paths[i].name.clone(),
+                bytes,
+                share,
+                mean_mbps: c
+                    .map(|c| c.down.bytes as f64 * 8.0 / dlct_s.max(f64::MIN_POSITIVE) / 1e6),
+                drops: c.map(|c| c.down.drops),
+                packets_sent: c.map(|c| c.down.packets),
+                ..Default::default()
+            }
+        })
+        .collect();
+    let per_path = |f: fn(&LinkCounters) -> u64| -> Option<Vec<u64>> {
+        counters[1..=used_paths].iter().map(|c| c.as_ref().map(f)).collect()
+    };
+    let drops = LabDrops {
+        bottleneck: per_path(|c| c.down.drops),
+        bottleneck_aqm: match topo.emulator() {
+            Emulator::Htb => Some(vec![0; used_paths]),
+            Emulator::Linkem { .. } => None,
+        },
+        uplink: per_path(|c| c.up.drops),
+        server_link: counters[0].map(|c| c.down.drops + c.up.drops),
+        ..Default::default()
+    };
+    let last = t.sender.final_info();
+    let e2e = LabE2eReport {
+        kind: "tcp".into(),
+        cc: s.e2e.cc.as_str().into(),
+        bytes_delivered: t.receiver.bytes,
+        retransmissions: last.map(|i| i.total_retrans as u64),
+        rto_count: last.and_then(|i| i.total_rto).map(u64::from),
+        srtt_ms_mean: t.sender.srtt_ms_mean(),
+    };
+    let lab = LabInfo {
+        mode: mode.as_str().into(),
+        emulator: match topo.emulator() {
+            Emulator::Htb => "htb".into(),
+            Emulator::Linkem { .. } => "linkem".into(),
+        },
+        not_emulated: topo.not_emulated(),
+        cc_effective: t.sender.cc_effective.clone(),
+        goodput_series_mbps: t.receiver.goodput_series_mbps(),
+    };
+    Ok(LabReport {
+        dlct_s,
+        goodput_mbps: t.receiver.goodput_mbps,
+        paths,
+        drops,
+        e2e,
+        lab,
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenarios_the_lab_cannot_run_are_refused_naming_the_field() {
+        let mut s = Scenario::default();
+        assert_eq!(check_scenario(&s).unwrap(), KernelCc::Cubic);
+        s.e2e.cc = braid_core::cc::CcAlgorithm::Bbr3;
+        assert!(matches!(check_scenario(&s), Err(LabError::Unsupported { field: "e2e.cc", .. })));
+        let mut s = Scenario::default();
+        s.e2e.kind = E2eKind::Udp;
+        assert!(matches!(check_scenario(&s), Err(LabError::Unsupported { field: "e2e.kind", .. })));
+    }
+
+    #[test]
+    fn transfer_limits_scale_with_the_ideal_duration() {
+        let mut s = Scenario::default();
+        s.e2e.bytes = 50_000_000;
+        let (send, recv) = transfer_configs(&s, KernelCc::Bbr, "10.91.0.2:5201".parse().unwrap());
+        // 50 MB at 50 Mbit/s is 8 s ideally: 60 s + 20 * 8 s = 220 s.
+        assert_eq!(send.timeout, Duration::from_secs(220));
+        assert_eq!(recv.bin, Duration::from_millis(100));
+        assert_eq!(send.sample_interval, Duration::from_millis(10));
+        assert_eq!(send.seed, s.seed);
+    }
+
+    #[test]
+    fn a_stopped_transfer_is_an_interrupt() {
+        assert!(matches!(LabError::from(TransferError::Stopped), LabError::Interrupted));
+    }
+}

@@ -1,0 +1,82 @@
+//! `braid lab`'s library side end to end: a scenario in, a report in the `braid sim --json`
+//! schema out, nothing left behind; and an interrupt tears the test bed down. Needs root.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use braid_lab::lab::{self, LabError, LabMode, LabOptions};
+use braid_lab::netns::{list_netns, unique_prefix};
+use braid_sim::Scenario;
+
+fn ours(tag: &str) -> Vec<String> {
+    let mine = format!("{tag}-");
+    list_netns().unwrap().into_iter().filter(|n| n.starts_with(&mine)).collect()
+}
+
+/// A tag of our own, so the checks see only this test's namespaces.
+fn options(tag: &str) -> LabOptions {
+    LabOptions { tag: tag.to_string(), ..LabOptions::default() }
+}
+
+#[test]
+fn a_baseline_run_reports_in_the_sim_schema_and_leaves_nothing() {
+    let tag = unique_prefix("blr");
+    let s =
+        Scenario::from_toml_str("", &["e2e.bytes=5000000".into(), "e2e.cc=bbr".into()]).unwrap();
+    let out = lab::run(&s, &options(&tag), &AtomicBool::new(false)).unwrap();
+    let r = &out.report;
+    assert_eq!(r.e2e.bytes_delivered, 5_000_000);
+    assert_eq!(r.lab.cc_effective, "bbr");
+    assert_eq!(r.lab.mode, "baseline");
+    // The baseline reports path 1 only, as braid sim's baseline does, with all the bytes.
+    assert_eq!(r.paths.len(), 1);
+    assert_eq!(r.paths[0].name, "wifi");
+    assert_eq!(r.paths[0].bytes, Some(5_000_000));
+    // Frames on path 1's downlink: at least one per MSS of payload.
+    assert!(r.paths[0].packets_sent.unwrap() >= 5_000_000 / 1448);
+    // The htb fallback cannot delay: every link's delay is listed as not emulated.
+    assert_eq!(r.lab.not_emulated.len(), 6, "{:?}", r.lab.not_emulated);
+    // The goodput series adds up to the bytes delivered.
+    let series_bytes: f64 = r.lab.goodput_series_mbps.iter().map(|m| m * 1e6 * 0.1 / 8.0).sum();
+    assert!((series_bytes - 5e6).abs() < 1.0, "{series_bytes}");
+    assert!(r.wall_s >= r.dlct_s);
+
+    let json = serde_json::to_value(r).unwrap();
+    for key in ["dlct_s", "goodput_mbps", "paths", "drops", "e2e", "wall_s"] {
+        assert!(json.get(key).is_some(), "{key} missing");
+    }
+    for key in ["events", "simulated_packets", "hol_ms", "protocol_delay_ms"] {
+        assert!(json.get(key).is_none(), "{key} should be left out");
+    }
+    assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));
+}
+
+#[test]
+fn an_interrupt_during_the_transfer_tears_everything_down() {
+    let tag = unique_prefix("blr");
+    // 100 MB at 50 Mbit/s takes 17 s; interrupt after 1.5 s.
+    let s = Scenario::from_toml_str("", &["e2e.bytes=100000000".into()]).unwrap();
+    let cancel = AtomicBool::new(false);
+    let t0 = Instant::now();
+    let result = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            std::thread::sleep(Duration::from_millis(1500));
+            assert!(!ours(&tag).is_empty(), "the topology should be up mid-run");
+            cancel.store(true, Ordering::Relaxed);
+        });
+        lab::run(&s, &options(&tag), &cancel)
+    });
+    assert!(matches!(result, Err(LabError::Interrupted)), "{result:?}");
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));
+}
+
+#[test]
+fn the_tunnel_mode_is_refused_until_the_tunnel_exists_and_cleans_up() {
+    let tag = unique_prefix("blr");
+    let opts = LabOptions { mode: LabMode::Tunnel, ..options(&tag) };
+    let s = Scenario::from_toml_str("", &["e2e.bytes=1000".into()]).unwrap();
+    let result = lab::run(&s, &opts, &AtomicBool::new(false));
+    assert!(matches!(result, Err(LabError::TunnelUnavailable)), "{result:?}");
+    assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));
+}

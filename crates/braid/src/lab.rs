@@ -1,0 +1,219 @@
+//! `braid lab` (a scenario run for real in network namespaces) and the hidden `braid
+//! lab-transfer` (the bulk TCP sender/receiver, for spawning inside a namespace).
+
+use std::fs;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use braid_lab::lab::{self, signal, LabMode, LabOptions, LabOutput};
+use braid_lab::netns::cleanup_stale;
+use braid_lab::topology::{Emulator, TAG};
+use braid_lab::transfer::{self, KernelCc, Receiver, ReceiverConfig, SenderConfig};
+use braid_sim::Scenario;
+use clap::{Args, Subcommand, ValueEnum};
+
+/// How long `braid linkem` may take to print its readiness line.
+const LINKEM_READY_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Args)]
+pub struct LabArgs {
+    /// Scenario file (TOML), the same as `braid sim` reads.
+    scenario: PathBuf,
+    /// Override a field: --set e2e.cc=bbr, --set e2e.bytes=50000000.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+    /// Print one JSON object (the schema of `braid sim --json`, unmeasured fields left out).
+    #[arg(long)]
+    json: bool,
+    /// Also run the single-path baseline and report the relative DLCT.
+    #[arg(long)]
+    baseline: bool,
+    /// What the download runs over. Until `braid tunnel` is merged only `baseline` works.
+    #[arg(long, value_enum, default_value_t = ModeArg::Baseline)]
+    mode: ModeArg,
+    /// Link emulator: tc htb (rate and buffer only) or `braid linkem` (delay, loss, CoDel too).
+    #[arg(long, value_enum, default_value_t = EmulatorArg::Htb)]
+    emulator: EmulatorArg,
+    /// Write the resolved scenario, summary.json and transfer.json (all samples) here.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ModeArg {
+    Baseline,
+    Tunnel,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EmulatorArg {
+    Htb,
+    Linkem,
+}
+
+#[derive(Args)]
+pub struct TransferArgs {
+    #[command(subcommand)]
+    side: Side,
+}
+
+#[derive(Subcommand)]
+enum Side {
+    /// Accept one connection, check the payload, print the receiver's JSON report.
+    Recv {
+        #[arg(long)]
+        listen: SocketAddr,
+        #[arg(long, default_value_t = 100.0)]
+        bin_ms: f64,
+        #[arg(long, default_value_t = 600.0)]
+        timeout_s: f64,
+    },
+    /// Connect, send BYTES of payload with CC, print the sender's JSON report.
+    Send {
+        #[arg(long)]
+        connect: SocketAddr,
+        #[arg(long)]
+        bytes: u64,
+        /// reno, cubic or bbr.
+        #[arg(long)]
+        cc: String,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 100.0)]
+        sample_ms: f64,
+        #[arg(long, default_value_t = 600.0)]
+        timeout_s: f64,
+    },
+}
+
+/// Limit on a transfer side with no progress.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn seconds(what: &str, s: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(s)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .with_context(|| format!("{what} must be a positive number of seconds, got {s}"))
+}
+
+pub fn run(args: LabArgs) -> Result<()> {
+    let cancel = signal::install().context("installing the SIGINT/SIGTERM handler")?;
+    let s = Scenario::load(&args.scenario, &args.overrides)?;
+    let removed = cleanup_stale(TAG)?;
+    if !removed.is_empty() {
+        eprintln!("removed namespaces of earlier killed runs: {}", removed.join(" "));
+    }
+    let emulator = match args.emulator {
+        EmulatorArg::Htb => Emulator::Htb,
+        EmulatorArg::Linkem => Emulator::Linkem {
+            braid_exe: std::env::current_exe().context("locating the braid executable")?,
+            ready_timeout: LINKEM_READY_TIMEOUT,
+        },
+    };
+    let opts = LabOptions {
+        mode: match args.mode {
+            ModeArg::Baseline => LabMode::Baseline,
+            ModeArg::Tunnel => LabMode::Tunnel,
+        },
+        emulator,
+        with_baseline: args.baseline,
+        ..LabOptions::default()
+    };
+    let out = lab::run(&s, &opts, cancel)?;
+    for note in &out.report.lab.not_emulated {
+        eprintln!("not emulated: {note}");
+    }
+    if let Some(dir) = &args.out {
+        write_outputs(dir, &s, &out)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&out.report)?);
+    } else {
+        print_summary(&out);
+    }
+    Ok(())
+}
+
+fn print_summary(out: &LabOutput) {
+    let r = &out.report;
+    println!(
+        "{} over {} ({}): DLCT {:.2} s, goodput {:.2} Mbit/s",
+        r.e2e.cc, r.lab.mode, r.lab.emulator, r.dlct_s, r.goodput_mbps
+    );
+    if let (Some(b), Some(rel)) = (r.baseline_dlct_s, r.relative_dlct) {
+        println!("baseline DLCT {b:.2} s (path 1, no tunnel); relative DLCT {:.1}%", rel * 100.0);
+    }
+    let show = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
+    let show_n = |v: Option<u64>| v.map_or("-".to_string(), |x| x.to_string());
+    println!("{:<10} {:>12} {:>10} {:>8} {:>10}", "path", "bytes", "mean_mbps", "drops", "frames");
+    for p in &r.paths {
+        println!(
+            "{:<10} {:>12} {:>10} {:>8} {:>10}",
+            p.name,
+            show_n(p.bytes),
+            show(p.mean_mbps),
+            show_n(p.drops),
+            show_n(p.packets_sent)
+        );
+    }
+    println!(
+        "E2E: {} retransmissions, {} RTOs, mean srtt {} ms (TCP_CONGESTION {}); wall {:.1} s",
+        show_n(r.e2e.retransmissions),
+        show_n(r.e2e.rto_count),
+        show(r.e2e.srtt_ms_mean),
+        r.lab.cc_effective,
+        r.wall_s
+    );
+}
+
+fn write_outputs(dir: &Path, s: &Scenario, out: &LabOutput) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let files = [
+        ("scenario.toml", s.to_toml_string()?),
+        ("summary.json", serde_json::to_string_pretty(&out.report)?),
+        ("transfer.json", serde_json::to_string_pretty(&out.transfer)?),
+    ];
+    for (name, text) in files {
+        let path = dir.join(name);
+        fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+pub fn transfer(args: TransferArgs) -> Result<()> {
+    let stop = signal::install().context("installing the SIGINT/SIGTERM handler")?;
+    match args.side {
+        Side::Recv { listen, bin_ms, timeout_s } => {
+            let cfg = ReceiverConfig {
+                listen,
+                bin: seconds("--bin-ms", bin_ms / 1e3)?,
+                timeout: seconds("--timeout-s", timeout_s)?,
+                idle_timeout: IDLE_TIMEOUT,
+            };
+            let receiver = Receiver::bind(&cfg)?;
+            println!("lab-transfer: listening on {}", receiver.local_addr()?);
+            let report = receiver.run(stop)?;
+            println!("{}", serde_json::to_string(&report)?);
+        }
+        Side::Send { connect, bytes, cc, seed, sample_ms, timeout_s } => {
+            let cfg = SenderConfig {
+                connect,
+                bytes,
+                cc: cc.parse::<KernelCc>()?,
+                seed,
+                sample_interval: seconds("--sample-ms", sample_ms / 1e3)?,
+                timeout: seconds("--timeout-s", timeout_s)?,
+                idle_timeout: IDLE_TIMEOUT,
+            };
+            let report = transfer::send(&cfg, stop)?;
+            println!("{}", serde_json::to_string(&report)?);
+        }
+    }
+    if stop.load(Ordering::Relaxed) {
+        anyhow::bail!("interrupted");
+    }
+    Ok(())
+}
