@@ -4,3 +4,5 @@
 //! source address; every datagram is one braid-core frame sealed with keys from a Noise IKpsk2
 //! handshake. The protocol logic (schedulers, congestion control, reordering) is braid-core's,
 //! driven here by a poll loop on real sockets and the monotonic clock.
+
+pub mod crypto;
