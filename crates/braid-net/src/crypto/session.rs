@@ -22,9 +22,11 @@
 //! same response, without new keys; WireGuard would drop the copies as replays and answer only on
 //! the first path to deliver.
 //!
-//! **Key confirmation** (section 5.4.3 and 6.1): the initiator may send as soon as it has the
-//! response; the responder keeps its new keys as `next` and sends with its old `current` until a
-//! transport message arrives under the new keys. So the initiator sends at once: an empty
+//! **Key confirmation** (section 5.4; the same in boringtun `noise/mod.rs`, where
+//! `handle_handshake_response` answers with a keepalive and `handle_data` switches the current
+//! session): the initiator may send as soon as it has the response; the responder keeps its new
+//! keys as `next` and sends with its old `current` until a transport message arrives under the
+//! new keys, which proves the initiator holds them. So the initiator sends at once: an empty
 //! transport message (keepalive) from [`Session::poll_keepalive`] if it has no data.
 //!
 //! **Rotation and expiry** (section 6.2 to 6.4): the initiator starts a new handshake
@@ -34,10 +36,10 @@
 //! them are still in flight on the slower paths, and with 100 ms between paths that is thousands
 //! of packets, so dropping the old keys at the first packet under the new ones would lose them.
 //! No key is used, to send or receive, [`REJECT_AFTER_TIME`] after it was made. Like WireGuard
-//! (section 6.4) the initiator also starts a handshake when it has sent data but heard nothing
-//! for [`KEEPALIVE_TIMEOUT`] + [`REKEY_TIMEOUT`], which recovers from a responder restart in
-//! 15 s rather than at the next rekey; and either side sends a keepalive when it received data but
-//! sent nothing for [`KEEPALIVE_TIMEOUT`] (section 6.5).
+//! (section 6.5, "Passive Keepalive") either side sends a keepalive when it received data but
+//! sent nothing for [`KEEPALIVE_TIMEOUT`], and the initiator starts a handshake when it has sent
+//! data but heard nothing for [`KEEPALIVE_TIMEOUT`] + [`REKEY_TIMEOUT`], which recovers from a
+//! responder restart in 15 s rather than at the next rekey.
 //!
 //! Simplifications, on purpose: no retry jitter (one peer, no synchronised storms to break up);
 //! no REKEY_ATTEMPT_TIME give-up (the daemon wants the tunnel up, so it retries every 5 s for as
@@ -180,8 +182,6 @@ pub struct Session {
     last_data_received: Option<Instant>,
     /// (Initiator) new keys not yet used to send: the responder is waiting for a packet.
     confirmation_due: bool,
-    /// When the send counter passed REKEY_AFTER_MESSAGES.
-    rekey_requested_at: Option<Instant>,
     /// Latest time seen in any call; `poll_timeout` has no `now` of its own.
     now: Instant,
     counters: SessionCounters,
@@ -212,7 +212,6 @@ impl Session {
             last_received: None,
             last_data_received: None,
             confirmation_due: false,
-            rekey_requested_at: None,
             now,
             counters: SessionCounters::default(),
         }
@@ -261,7 +260,6 @@ impl Session {
                 .map_err(CryptoError::Handshake)?;
         let n = Envelope::Initiation { sender_index: local_index, noise: &noise }.emit(out)?;
         self.pending = Some(Pending { handshake, local_index, sent_at: now });
-        self.rekey_requested_at = None;
         self.counters.initiations_sent += 1;
         Ok(Some(n))
     }
@@ -301,9 +299,6 @@ impl Session {
         }
         let keys = self.current.as_mut().ok_or(CryptoError::NoSession)?;
         let n = keys.seal(buf, plaintext_len)?;
-        if keys.messages_sent() >= REKEY_AFTER_MESSAGES && self.rekey_requested_at.is_none() {
-            self.rekey_requested_at = Some(now);
-        }
         self.last_sent = Some(now);
         if plaintext_len > 0 {
             self.last_data_sent = Some(now);
@@ -326,12 +321,10 @@ impl Session {
             Envelope::Initiation { sender_index, noise } => {
                 let initiation: &[u8; INITIATION_LEN] =
                     (&*datagram).try_into().expect("the envelope checked the length");
-                let noise = *noise;
-                self.on_initiation(now, initiation, sender_index, &noise, reply).map(Opened::Reply)
+                self.on_initiation(now, initiation, sender_index, noise, reply).map(Opened::Reply)
             }
             Envelope::Response { sender_index, receiver_index, noise } => {
-                let noise = *noise;
-                self.on_response(now, sender_index, receiver_index, &noise)?;
+                self.on_response(now, sender_index, receiver_index, noise)?;
                 Ok(Opened::Established)
             }
             Envelope::Transport { receiver_index, counter, .. } => {
@@ -399,8 +392,8 @@ impl Session {
             return Some(self.now);
         };
         let mut due = keys.created + REKEY_AFTER_TIME;
-        if let Some(t) = self.rekey_requested_at {
-            due = due.min(t);
+        if keys.messages_sent() >= REKEY_AFTER_MESSAGES {
+            due = due.min(self.now);
         }
         if let Some(t) = self.peer_silent_deadline() {
             due = due.min(t);
@@ -409,7 +402,7 @@ impl Session {
     }
 
     /// Data went out after the last authenticated datagram came in: if nothing comes for
-    /// KEEPALIVE_TIMEOUT + REKEY_TIMEOUT, the peer has likely lost our keys (WireGuard 6.4).
+    /// KEEPALIVE_TIMEOUT + REKEY_TIMEOUT, the peer has likely lost our keys (WireGuard 6.5).
     fn peer_silent_deadline(&self) -> Option<Instant> {
         let sent = self.last_data_sent?;
         let received = self.last_received.unwrap_or(Instant::ZERO);

@@ -141,7 +141,7 @@ fn responder_waits_for_key_confirmation_before_sending() {
     let (mut client, mut server) = (ends.client(None), ends.server(None));
     let init = initiation(&mut client, T0).unwrap();
     let response = reply_of(deliver(&mut server, T0, &init));
-    // WireGuard section 5.4.3: the responder must not send under keys the initiator may lack.
+    // Key confirmation: the responder must not send under keys the initiator may lack.
     assert!(!server.is_established());
     assert_eq!(try_seal(&mut server, T0, b"x"), Err(CryptoError::NoSession));
     assert_eq!(deliver(&mut client, T0, &response), Ok(Output::Established));
@@ -409,9 +409,18 @@ fn rekey_after_messages() {
     client.current.as_mut().unwrap().skip_send_counter_to(REKEY_AFTER_MESSAGES - 1);
     let d = seal(&mut client, at(2.0), b"the 2^60th");
     assert_eq!(client.poll_timeout(), Some(at(2.0)));
-    assert!(initiation(&mut client, at(2.0)).is_some(), "REKEY_AFTER_MESSAGES");
-    // The counter is far ahead but inside the window's forward reach: accepted.
+    let init = initiation(&mut client, at(2.0)).expect("REKEY_AFTER_MESSAGES");
+    // The counter is far ahead but the window only bounds how far behind: accepted.
     assert_eq!(deliver(&mut server, at(2.0), &d), Ok(Output::Data(b"the 2^60th".to_vec())));
+    // The old keys keep sending while the handshake is under way, without new initiations.
+    let d = seal(&mut client, at(2.1), b"more");
+    assert_eq!(initiation(&mut client, at(2.1)), None);
+    assert_eq!(deliver(&mut server, at(2.1), &d), Ok(Output::Data(b"more".to_vec())));
+    let response = reply_of(deliver(&mut server, at(2.2), &init));
+    assert_eq!(deliver(&mut client, at(2.2), &response), Ok(Output::Established));
+    // Fresh keys: no further rekey until REKEY_AFTER_TIME.
+    assert_eq!(initiation(&mut client, at(3.0)), None);
+    assert_eq!(client.current.as_ref().unwrap().messages_sent(), 0);
 }
 
 #[test]
