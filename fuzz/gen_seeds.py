@@ -42,12 +42,44 @@ def probe(kind=0, path=0, ts=0):
     return bytes([0x12, kind, path]) + bytes(5) + u64(ts)
 
 
+def envelope_initiation(sender, noise):
+    assert len(noise) == 32 + 48 + 28  # e, encrypted s, encrypted TAI64N timestamp
+    return bytes([1, 0, 0, 0]) + sender.to_bytes(4, "big") + noise
+
+
+def envelope_response(sender, receiver, noise):
+    assert len(noise) == 32 + 16  # e, encrypted empty payload
+    return bytes([2, 0, 0, 0]) + sender.to_bytes(4, "big") + receiver.to_bytes(4, "big") + noise
+
+
+def envelope_transport(receiver, counter, sealed):
+    assert len(sealed) >= 16  # ciphertext and its tag
+    return bytes([4, 0, 0, 0]) + receiver.to_bytes(4, "big") + u64(counter) + sealed
+
+
 def seeds():
     known_data = data(b"\xde\xad\xbe\xef", 0xA5, 3, 0x0102030405060708, 42, 1_000_000_000)
     known_fb = feedback([(1000, 1010), (990, 997), (0, 900)], 2, 0x1122334455667788, 250_000)
     sixteen = [(i * 10, i * 10 + 3) for i in range(15, -1, -1)]
     wide = [(2**63, 2**63 + 2**40), (2**62, 2**62 + 2**30), (0, 2**20)]
+    init = envelope_initiation(0x01020304, bytes(range(108)))
+    resp = envelope_response(7, 0x01020304, bytes(range(100, 148)))
+    transport = envelope_transport(0xFFFFFFFE, 2**60, b"\xaa" * 100)
     return {
+        "envelope": {
+            "valid-initiation": init,
+            "valid-response": resp,
+            "valid-keepalive": envelope_transport(1, 0, b"\0" * 16),
+            "valid-transport": transport,
+            "invalid-empty": b"",
+            "invalid-cookie-type": bytes([3, 0, 0, 0]) + b"\0" * 60,
+            "invalid-initiation-short": init[:-1],
+            "invalid-initiation-long": init + b"\0",
+            "invalid-response-reserved": resp[:2] + b"\x01" + resp[3:],
+            "invalid-transport-truncated": transport[:31],
+            "invalid-transport-reserved": transport[:1] + b"\x80" + transport[2:],
+            "invalid-braid-frame": known_data,
+        },
         "data_header": {
             "valid-empty": data(b""),
             "valid-known": known_data,

@@ -6,6 +6,7 @@
 //! driven here by a poll loop on real sockets and the monotonic clock.
 
 pub mod config;
+pub mod crypto;
 pub mod liveness;
 pub mod metrics;
 pub mod pool;

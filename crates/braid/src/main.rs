@@ -10,6 +10,8 @@ use anyhow::{Context, Result};
 use braid_sim::{run, run_with_baseline, RunOutput, Scenario};
 use clap::{Parser, Subcommand};
 
+mod keys;
+
 #[derive(Parser)]
 #[command(
     name = "braid",
@@ -58,6 +60,10 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         repeat: u32,
     },
+    /// Print a new tunnel private key (base64, like `wg genkey`).
+    Genkey,
+    /// Read a private key on stdin, print its public key (like `wg pubkey`).
+    Pubkey,
 }
 
 fn main() -> ExitCode {
@@ -92,6 +98,8 @@ fn real_main() -> Result<()> {
         Command::Bench { repeat } => bench(repeat.max(1)),
         Command::Lab(args) => lab::run(args),
         Command::LabTransfer(args) => lab::transfer(args),
+        Command::Genkey => keys::genkey(),
+        Command::Pubkey => keys::pubkey(),
     }
 }
 

@@ -1,0 +1,256 @@
+//! The two handshake messages: Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s through snow, and the
+//! TAI64N timestamp the initiation carries.
+//!
+//! Noise Protocol Framework, revision 34 (Perrin, 2018): pattern IK (section 7.5, "Interactive
+//! handshake patterns (fundamental)") with the `psk2` modifier (section 9.4), the pattern
+//! WireGuard is built on (WireGuard paper section 5.4.1, "Protocol Overview"):
+//!
+//! ```text
+//!   <- s                       the initiator knows the responder's static key beforehand
+//!   ...
+//!   -> e, es, s, ss            initiation: payload = TAI64N timestamp
+//!   <- e, ee, se, psk          response: empty payload
+//! ```
+//!
+//! The initiator's static key travels encrypted in message 1, so the responder learns who is
+//! calling only after the `es` DH, and checks it against its one configured peer. The PSK
+//! (all zeros when none is configured, as in WireGuard section 5.2) enters in message 2. The
+//! prologue binds both sides to this protocol and version (Noise section 6), so a Noise IKpsk2
+//! message from another application never completes a Braid handshake.
+//!
+//! After message 2, Split (Noise section 5.2) yields two keys: the first encrypts
+//! initiator-to-responder traffic, the second the reverse. They leave snow through
+//! `dangerously_get_raw_split` for ring, because transport counters must be explicit nonces:
+//! datagrams over several paths arrive out of order (Noise section 11.4, "Out-of-order transport
+//! messages").
+//!
+//! Snow draws the ephemeral keys from the operating system's random source; the handshake is the
+//! one place where this sans-I/O module is not deterministic, by necessity.
+
+use std::time::Duration;
+
+use snow::{Builder, HandshakeState};
+use zeroize::Zeroize;
+
+use super::envelope::{INITIATION_NOISE_LEN, RESPONSE_NOISE_LEN, TIMESTAMP_LEN};
+use super::keys::{PresharedKey, PrivateKey, PublicKey, KEY_LEN};
+
+/// The Noise protocol name (Noise section 8).
+pub(crate) const NOISE_PARAMS: &str = "Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s";
+/// Mixed into the handshake hash first (Noise section 6); changing it makes old peers incompatible.
+const PROLOGUE: &[u8] = b"braid tunnel v1";
+/// `psk2`: the PSK is mixed in after the second message's tokens (Noise section 9.4).
+const PSK_LOCATION: u8 = 2;
+/// TAI64N label of the Unix epoch: 2^62 plus the 10 s TAI-UTC offset of 1970 (D. J. Bernstein,
+/// "TAI64, TAI64N, and TAI64NA"; WireGuard section 5.4.2 uses this encoding).
+const TAI64_EPOCH: u64 = 0x4000_0000_0000_000a;
+/// Low nanosecond bits cleared before sending, so the timestamp reveals the initiator's clock to
+/// about 16.8 ms only (wireguard-go tai64n/tai64n.go, `whitenerMask`).
+const WHITENER_MASK_NS: u32 = (1 << 24) - 1;
+
+/// A TAI64N timestamp: big-endian seconds then nanoseconds, so byte order is time order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Tai64n([u8; TIMESTAMP_LEN]);
+
+impl Tai64n {
+    /// The timestamp of `since_unix_epoch`, whitened (nanoseconds rounded down to a multiple of
+    /// 2^24).
+    pub fn from_unix(since_unix_epoch: Duration) -> Self {
+        let secs = TAI64_EPOCH.wrapping_add(since_unix_epoch.as_secs());
+        let nanos = since_unix_epoch.subsec_nanos() & !WHITENER_MASK_NS;
+        let mut bytes = [0u8; TIMESTAMP_LEN];
+        bytes[..8].copy_from_slice(&secs.to_be_bytes());
+        bytes[8..].copy_from_slice(&nanos.to_be_bytes());
+        Tai64n(bytes)
+    }
+
+    /// The smallest whitened timestamp after `self`: one whitening step later.
+    pub fn next_after(self) -> Self {
+        Tai64n::from_unix(self.as_unix() + Duration::from_nanos(u64::from(WHITENER_MASK_NS) + 1))
+    }
+
+    fn as_unix(self) -> Duration {
+        let secs = u64::from_be_bytes(self.0[..8].try_into().expect("8 bytes"));
+        let nanos = u32::from_be_bytes(self.0[8..].try_into().expect("4 bytes"));
+        Duration::new(secs.wrapping_sub(TAI64_EPOCH), nanos.min(999_999_999))
+    }
+
+    pub fn as_bytes(&self) -> &[u8; TIMESTAMP_LEN] {
+        &self.0
+    }
+}
+
+/// The two directional transport keys from Split, zeroed on drop.
+pub(crate) struct TransportKeys {
+    pub send: [u8; KEY_LEN],
+    pub recv: [u8; KEY_LEN],
+}
+
+impl Drop for TransportKeys {
+    fn drop(&mut self) {
+        self.send.zeroize();
+        self.recv.zeroize();
+    }
+}
+
+/// The initiator's half-done handshake, waiting for the response.
+pub(crate) struct InitiatorHandshake {
+    state: HandshakeState,
+}
+
+/// Writes Noise message 1 into `out` and keeps the state that reads the response.
+pub(crate) fn write_initiation(
+    local: &PrivateKey,
+    peer: &PublicKey,
+    psk: &PresharedKey,
+    timestamp: Tai64n,
+    out: &mut [u8; INITIATION_NOISE_LEN],
+) -> Result<InitiatorHandshake, snow::Error> {
+    let mut state = builder(local, psk)?.remote_public_key(peer.as_bytes())?.build_initiator()?;
+    let written = state.write_message(timestamp.as_bytes(), out)?;
+    debug_assert_eq!(written, INITIATION_NOISE_LEN);
+    Ok(InitiatorHandshake { state })
+}
+
+impl InitiatorHandshake {
+    /// Reads Noise message 2 and returns the transport keys. On failure the state is unchanged
+    /// (snow restores its symmetric state), so a forged response cannot spoil a genuine one.
+    pub fn read_response(
+        &mut self,
+        noise: &[u8; RESPONSE_NOISE_LEN],
+    ) -> Result<TransportKeys, snow::Error> {
+        let mut payload = [0u8; RESPONSE_NOISE_LEN];
+        let len = self.state.read_message(noise, &mut payload)?;
+        debug_assert_eq!(len, 0);
+        let (initiator_to_responder, responder_to_initiator) =
+            self.state.dangerously_get_raw_split();
+        Ok(TransportKeys { send: initiator_to_responder, recv: responder_to_initiator })
+    }
+}
+
+/// An initiation that authenticated: its sender's static key and timestamp, and the state that
+/// writes the response.
+pub(crate) struct AcceptedInitiation {
+    pub peer: PublicKey,
+    pub timestamp: Tai64n,
+    state: HandshakeState,
+}
+
+/// Reads Noise message 1. Succeeds for any initiator that knows our public key; the caller checks
+/// [`AcceptedInitiation::peer`] and the timestamp before answering.
+pub(crate) fn read_initiation(
+    local: &PrivateKey,
+    psk: &PresharedKey,
+    noise: &[u8; INITIATION_NOISE_LEN],
+) -> Result<AcceptedInitiation, snow::Error> {
+    let mut state = builder(local, psk)?.build_responder()?;
+    let mut payload = [0u8; INITIATION_NOISE_LEN];
+    let len = state.read_message(noise, &mut payload)?;
+    // The envelope fixed the message length, so the payload is exactly a timestamp.
+    let timestamp = Tai64n(payload[..TIMESTAMP_LEN].try_into().expect("payload holds 12 bytes"));
+    debug_assert_eq!(len, TIMESTAMP_LEN);
+    let remote = state.get_remote_static().ok_or(snow::Error::Input)?;
+    let peer = PublicKey::from_bytes(remote.try_into().map_err(|_| snow::Error::Input)?);
+    Ok(AcceptedInitiation { peer, timestamp, state })
+}
+
+impl AcceptedInitiation {
+    /// Writes Noise message 2 into `out` and returns the responder's transport keys.
+    pub fn write_response(
+        mut self,
+        out: &mut [u8; RESPONSE_NOISE_LEN],
+    ) -> Result<TransportKeys, snow::Error> {
+        let written = self.state.write_message(&[], out)?;
+        debug_assert_eq!(written, RESPONSE_NOISE_LEN);
+        let (initiator_to_responder, responder_to_initiator) =
+            self.state.dangerously_get_raw_split();
+        Ok(TransportKeys { send: responder_to_initiator, recv: initiator_to_responder })
+    }
+}
+
+fn builder<'a>(local: &'a PrivateKey, psk: &'a PresharedKey) -> Result<Builder<'a>, snow::Error> {
+    let params = NOISE_PARAMS.parse()?;
+    Builder::new(params)
+        .local_private_key(local.as_bytes())?
+        .psk(PSK_LOCATION, psk.as_bytes())?
+        .prologue(PROLOGUE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::keys::generate_keypair;
+
+    #[test]
+    fn tai64n_of_a_known_instant() {
+        // 2017-02-26 00:00:00.5 UTC = 1,488,067,200.5 s after the epoch. Seconds label:
+        // 0x400000000000000a + 1,488,067,200 (0x58b21a80) = 0x4000000058b21a8a. Nanoseconds
+        // 500,000,000 = 0x1dcd6500, whitened (low 24 bits cleared) to 0x1d000000.
+        let t = Tai64n::from_unix(Duration::new(1_488_067_200, 500_000_000));
+        assert_eq!(t.as_bytes(), &[0x40, 0, 0, 0, 0x58, 0xb2, 0x1a, 0x8a, 0x1d, 0x00, 0x00, 0x00]);
+    }
+
+    #[test]
+    fn tai64n_orders_by_time_and_next_after_is_strictly_later() {
+        let a = Tai64n::from_unix(Duration::new(100, 999_000_000));
+        let b = Tai64n::from_unix(Duration::new(101, 0));
+        assert!(a < b);
+        // Within one whitening step, two instants give the same stamp...
+        assert_eq!(Tai64n::from_unix(Duration::new(5, 1)), Tai64n::from_unix(Duration::new(5, 2)));
+        // ...and next_after steps past it, also across a second boundary.
+        assert!(a.next_after() > a);
+        assert!(a.next_after() <= b);
+    }
+
+    #[test]
+    fn both_sides_derive_mirrored_keys_and_the_responder_learns_the_initiator() {
+        let (i_private, i_public) = generate_keypair().unwrap();
+        let (r_private, r_public) = generate_keypair().unwrap();
+        let psk = PresharedKey::from_bytes([7; 32]);
+        let stamp = Tai64n::from_unix(Duration::from_secs(1_700_000_000));
+        let mut m1 = [0u8; INITIATION_NOISE_LEN];
+        let mut initiator = write_initiation(&i_private, &r_public, &psk, stamp, &mut m1).unwrap();
+        let accepted = read_initiation(&r_private, &psk, &m1).unwrap();
+        assert_eq!(accepted.peer, i_public);
+        assert_eq!(accepted.timestamp, stamp);
+        let mut m2 = [0u8; RESPONSE_NOISE_LEN];
+        let r_keys = accepted.write_response(&mut m2).unwrap();
+        let i_keys = initiator.read_response(&m2).unwrap();
+        assert_eq!(i_keys.send, r_keys.recv);
+        assert_eq!(i_keys.recv, r_keys.send);
+        assert_ne!(i_keys.send, i_keys.recv);
+    }
+
+    #[test]
+    fn mismatched_psk_fails_at_the_initiator_and_a_retry_still_works() {
+        let (i_private, _) = generate_keypair().unwrap();
+        let (r_private, r_public) = generate_keypair().unwrap();
+        let right = PresharedKey::from_bytes([1; 32]);
+        let wrong = PresharedKey::from_bytes([2; 32]);
+        let stamp = Tai64n::from_unix(Duration::from_secs(1));
+        let mut m1 = [0u8; INITIATION_NOISE_LEN];
+        let mut initiator =
+            write_initiation(&i_private, &r_public, &right, stamp, &mut m1).unwrap();
+        // Message 1 carries no PSK: a responder with the wrong one reads it...
+        let mut forged = [0u8; RESPONSE_NOISE_LEN];
+        read_initiation(&r_private, &wrong, &m1).unwrap().write_response(&mut forged).unwrap();
+        // ...but its response does not authenticate.
+        assert_eq!(initiator.read_response(&forged).err(), Some(snow::Error::Decrypt));
+        // The failed read left the initiator's state intact for the genuine response.
+        let mut genuine = [0u8; RESPONSE_NOISE_LEN];
+        read_initiation(&r_private, &right, &m1).unwrap().write_response(&mut genuine).unwrap();
+        assert!(initiator.read_response(&genuine).is_ok());
+    }
+
+    #[test]
+    fn initiation_to_the_wrong_responder_does_not_decrypt() {
+        let (i_private, _) = generate_keypair().unwrap();
+        let (_, r_public) = generate_keypair().unwrap();
+        let (other_private, _) = generate_keypair().unwrap();
+        let psk = PresharedKey::from_bytes([0; 32]);
+        let mut m1 = [0u8; INITIATION_NOISE_LEN];
+        let stamp = Tai64n::from_unix(Duration::from_secs(1));
+        write_initiation(&i_private, &r_public, &psk, stamp, &mut m1).unwrap();
+        assert!(read_initiation(&other_private, &psk, &m1).is_err());
+    }
+}

@@ -1,0 +1,57 @@
+//! WireGuard-style security for a multipath tunnel: one peer, several paths, one session.
+//!
+//! Sans-I/O like braid-core: no sockets, no clock (time comes in as [`braid_core::Instant`], the
+//! wall clock once at construction), allocation-free per transport packet. The daemon feeds every
+//! received datagram, from whichever path, to [`Session::open`] and seals every outgoing frame
+//! with [`Session::seal`]; one counter sequence and one replay window span all paths.
+//!
+//! - [`keys`]: static keys and the PSK, base64 like `wg genkey`.
+//! - [`envelope`]: the outer datagram format (initiation, response, transport), strict parser.
+//! - [`handshake`]: Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s through snow, TAI64N timestamps.
+//! - [`keypair`]: one pair of transport keys: ring ChaCha20-Poly1305 with counter nonces.
+//! - [`replay`]: the RFC 6479 anti-replay window, sized for multipath reordering.
+//! - [`session`]: the state machine: handshake timers, key rotation, expiry.
+//!
+//! The threat model is in docs/security.md.
+
+pub mod envelope;
+pub mod handshake;
+pub mod keypair;
+pub mod keys;
+pub mod replay;
+pub mod session;
+
+pub use envelope::{EnvelopeError, MessageKind, HEADER_LEN, TAG_LEN};
+pub use keys::{generate_keypair, KeyError, PresharedKey, PrivateKey, PublicKey};
+pub use replay::ReplayError;
+pub use session::{Opened, Role, Session, SessionConfig, SessionCounters};
+
+/// Bytes a sealed datagram adds to its plaintext: the transport header and the tag.
+pub const OVERHEAD: usize = HEADER_LEN + TAG_LEN;
+
+/// Why a datagram was refused or could not be produced.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum CryptoError {
+    #[error(transparent)]
+    Envelope(#[from] EnvelopeError),
+    #[error("buffer of {available} bytes cannot hold the {needed}-byte datagram")]
+    BufferTooSmall { needed: usize, available: usize },
+    #[error("no keys to send with: handshake not complete, or keys older than REJECT_AFTER_TIME")]
+    NoSession,
+    #[error("the send counter reached REJECT_AFTER_MESSAGES; a new handshake is needed")]
+    CounterExhausted,
+    #[error("no keys with receiver index {0:#010x} (stale or foreign datagram)")]
+    UnknownIndex(u32),
+    #[error("transport datagram failed authentication")]
+    Authentication,
+    #[error("transport counter {counter} refused: {reason}")]
+    Replay { counter: u64, reason: ReplayError },
+    #[error("handshake message refused: {0}")]
+    Handshake(snow::Error),
+    #[error("initiation from {0}, which is not the configured peer")]
+    UnknownPeer(PublicKey),
+    #[error("initiation timestamp not newer than the last accepted one (replayed initiation)")]
+    ReplayedInitiation,
+    #[error("a {role} does not accept {kind} messages")]
+    Unexpected { kind: MessageKind, role: Role },
+}

@@ -1,0 +1,600 @@
+//! The tunnel's security session: one per tunnel, shared by all its paths.
+//!
+//! A sans-I/O state machine after WireGuard (Donenfeld, "WireGuard: Next Generation Kernel Network
+//! Tunnel", NDSS 2017), simplified to one peer with fixed roles: the client initiates, the server
+//! responds. Inputs are datagrams ([`Session::open`]) and time; outputs are datagrams to send
+//! ([`Session::poll_handshake`], [`Session::poll_keepalive`], [`Session::seal`]) and the next
+//! deadline ([`Session::poll_timeout`]).
+//!
+//! **Handshake** (paper section 5.4): the initiator sends an initiation on every live path; the
+//! responder answers each on the path it came from; the initiator takes the first valid response.
+//! Initiations carry a TAI64N timestamp; the responder keeps the greatest it accepted and refuses
+//! any initiation not newer (section 5.1 and 5.4.2), so a recorded initiation cannot be replayed
+//! to reset the session. We use the caller's wall clock, read once at construction and advanced
+//! by the monotonic `now` (so a wall-clock step during a run cannot make timestamps go backwards),
+//! rather than a counter: a counter restarts at zero with the process and the responder would
+//! refuse the restarted client until it restarted too, unless the counter were kept on disk. The
+//! cost is WireGuard's: a client whose clock is set back cannot connect until it passes its last
+//! timestamp, or the server restarts.
+//!
+//! Because the same initiation reaches the responder once per path, the responder answers an
+//! exact copy of the initiation it accepted last (within [`REKEY_TIMEOUT`]) by resending the
+//! same response, without new keys; WireGuard would drop the copies as replays and answer only on
+//! the first path to deliver.
+//!
+//! **Key confirmation** (section 5.4; the same in boringtun `noise/mod.rs`, where
+//! `handle_handshake_response` answers with a keepalive and `handle_data` switches the current
+//! session): the initiator may send as soon as it has the response; the responder keeps its new
+//! keys as `next` and sends with its old `current` until a transport message arrives under the
+//! new keys, which proves the initiator holds them. So the initiator sends at once: an empty
+//! transport message (keepalive) from [`Session::poll_keepalive`] if it has no data.
+//!
+//! **Rotation and expiry** (section 6.2 to 6.4): the initiator starts a new handshake
+//! [`REKEY_AFTER_TIME`] after its keys were made, or after [`REKEY_AFTER_MESSAGES`], and retries
+//! every [`REKEY_TIMEOUT`] while unanswered. The keys in use before a rotation stay as
+//! `previous`, for receiving only, until the next rotation or their expiry: packets sealed with
+//! them are still in flight on the slower paths, and with 100 ms between paths that is thousands
+//! of packets, so dropping the old keys at the first packet under the new ones would lose them.
+//! No key is used, to send or receive, [`REJECT_AFTER_TIME`] after it was made. Like WireGuard
+//! (section 6.5, "Passive Keepalive") either side sends a keepalive when it received data but
+//! sent nothing for [`KEEPALIVE_TIMEOUT`], and the initiator starts a handshake when it has sent
+//! data but heard nothing for [`KEEPALIVE_TIMEOUT`] + [`REKEY_TIMEOUT`], which recovers from a
+//! responder restart in 15 s rather than at the next rekey.
+//!
+//! Simplifications, on purpose: no retry jitter (one peer, no synchronised storms to break up);
+//! no REKEY_ATTEMPT_TIME give-up (the daemon wants the tunnel up, so it retries every 5 s for as
+//! long as it runs); no cookies (docs/security.md).
+
+use std::time::Duration;
+
+use braid_core::Instant;
+
+use super::envelope::{
+    Envelope, MessageKind, HEADER_LEN, INITIATION_LEN, INITIATION_NOISE_LEN, RESPONSE_LEN,
+    RESPONSE_NOISE_LEN, TAG_LEN,
+};
+use super::handshake::{self, InitiatorHandshake, Tai64n};
+use super::keypair::Keypair;
+pub use super::keypair::{REJECT_AFTER_MESSAGES, REKEY_AFTER_MESSAGES};
+use super::keys::{PresharedKey, PrivateKey, PublicKey};
+use super::CryptoError;
+
+/// The initiator rekeys once its keys are this old (WireGuard section 6.1, Rekey-After-Time).
+pub const REKEY_AFTER_TIME: Duration = Duration::from_secs(120);
+/// Keys this old are never used again (WireGuard section 6.1, Reject-After-Time).
+pub const REJECT_AFTER_TIME: Duration = Duration::from_secs(180);
+/// An unanswered initiation is retried after this (WireGuard section 6.1, Rekey-Timeout).
+pub const REKEY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Received data unanswered this long earns a keepalive (WireGuard section 6.1, Keepalive-Timeout).
+pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Which end of the handshake this side plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The client (UE): sends initiations, rekeys.
+    Initiator,
+    /// The server (proxy): answers initiations from its one configured peer.
+    Responder,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Initiator => "initiator",
+            Role::Responder => "responder",
+        })
+    }
+}
+
+/// What a session needs to know about its two ends.
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    pub role: Role,
+    pub local: PrivateKey,
+    pub peer: PublicKey,
+    /// Mixed into every handshake when set; WireGuard's all-zero key when not.
+    pub psk: Option<PresharedKey>,
+    /// Seeds the generator of our 32-bit key indices. Indices are visible on the wire and need
+    /// not be secret, but the daemon should seed from the OS random source so a restarted peer
+    /// does not reuse the indices of the last run; tests fix it.
+    pub index_seed: u64,
+}
+
+/// What [`Session::open`] made of a datagram.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Opened<'a> {
+    /// A transport datagram's plaintext, decrypted in place inside the datagram buffer. Empty
+    /// for a keepalive.
+    Data(&'a mut [u8]),
+    /// (Responder) a handshake response of this many bytes is in `reply`: send it back on the
+    /// path the initiation came from.
+    Reply(usize),
+    /// (Initiator) the handshake completed: new keys are in use. Send something now (see
+    /// [`Session::poll_keepalive`]) so the responder switches to them too.
+    Established,
+}
+
+/// Event counts for metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionCounters {
+    /// Initiations produced by [`Session::poll_handshake`] (first tries and retries).
+    pub initiations_sent: u64,
+    /// Handshakes whose keys came into use (initiator: response read; responder: confirmed).
+    pub handshakes_completed: u64,
+    /// Handshake messages that failed to authenticate or came from another static key.
+    pub handshake_failures: u64,
+    /// Initiations refused because their timestamp was not newer.
+    pub replayed_initiations: u64,
+    /// Copies of the last accepted initiation (one per path) answered from the cache.
+    pub duplicate_initiations: u64,
+    /// Transport datagrams whose tag did not verify.
+    pub bad_macs: u64,
+    /// Transport datagrams refused by the replay window (duplicate or too old).
+    pub replays: u64,
+    /// Datagrams naming keys we do not hold (expired, from before a restart, or foreign).
+    pub unknown_index: u64,
+}
+
+/// The initiator's outstanding handshake.
+struct Pending {
+    handshake: InitiatorHandshake,
+    local_index: u32,
+    sent_at: Instant,
+}
+
+/// The responder's answer to the initiation it accepted last, for that initiation's copies.
+struct CachedResponse {
+    initiation: [u8; INITIATION_LEN],
+    response: [u8; RESPONSE_LEN],
+    accepted_at: Instant,
+}
+
+/// Which held key pair a receiver index named.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Current,
+    Previous,
+    Next,
+}
+
+/// The security session of one tunnel. See the module documentation.
+pub struct Session {
+    role: Role,
+    local: PrivateKey,
+    peer: PublicKey,
+    psk: PresharedKey,
+    index_state: u64,
+    wall_anchor_unix: Duration,
+    wall_anchor_mono: Instant,
+    last_timestamp_sent: Option<Tai64n>,
+    greatest_timestamp_accepted: Option<Tai64n>,
+    pending: Option<Pending>,
+    /// Keys we send with (and receive with).
+    current: Option<Box<Keypair>>,
+    /// The keys before the last rotation: receive only.
+    previous: Option<Box<Keypair>>,
+    /// (Responder) keys from the last accepted initiation, waiting for confirmation.
+    next: Option<Box<Keypair>>,
+    cached_response: Option<CachedResponse>,
+    last_sent: Option<Instant>,
+    last_data_sent: Option<Instant>,
+    last_received: Option<Instant>,
+    last_data_received: Option<Instant>,
+    /// (Initiator) new keys not yet used to send: the responder is waiting for a packet.
+    confirmation_due: bool,
+    /// Latest time seen in any call; `poll_timeout` has no `now` of its own.
+    now: Instant,
+    counters: SessionCounters,
+}
+
+impl Session {
+    /// A session with no keys yet. `unix_time` is the wall clock (time since the Unix epoch) at
+    /// `now`; only the initiator uses it, for initiation timestamps.
+    pub fn new(config: SessionConfig, now: Instant, unix_time: Duration) -> Self {
+        let SessionConfig { role, local, peer, psk, index_seed } = config;
+        Session {
+            role,
+            local,
+            peer,
+            psk: psk.unwrap_or(PresharedKey::from_bytes([0; 32])),
+            index_state: index_seed,
+            wall_anchor_unix: unix_time,
+            wall_anchor_mono: now,
+            last_timestamp_sent: None,
+            greatest_timestamp_accepted: None,
+            pending: None,
+            current: None,
+            previous: None,
+            next: None,
+            cached_response: None,
+            last_sent: None,
+            last_data_sent: None,
+            last_received: None,
+            last_data_received: None,
+            confirmation_due: false,
+            now,
+            counters: SessionCounters::default(),
+        }
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Whether there are keys to send with.
+    pub fn is_established(&self) -> bool {
+        self.current.as_ref().is_some_and(|k| !expired(k, self.now))
+    }
+
+    pub fn counters(&self) -> SessionCounters {
+        self.counters
+    }
+
+    /// When the current keys were made, if any.
+    pub fn established_at(&self) -> Option<Instant> {
+        self.current.as_ref().map(|k| k.created)
+    }
+
+    /// (Initiator) the initiation to send on every live path, when one is due: at start, on
+    /// retry, on rekey, or when the peer went silent. Writes it into `out`.
+    pub fn poll_handshake(
+        &mut self,
+        now: Instant,
+        out: &mut [u8],
+    ) -> Result<Option<usize>, CryptoError> {
+        self.advance(now);
+        if self.role != Role::Initiator || !self.handshake_due(now) {
+            return Ok(None);
+        }
+        if out.len() < INITIATION_LEN {
+            return Err(CryptoError::BufferTooSmall {
+                needed: INITIATION_LEN,
+                available: out.len(),
+            });
+        }
+        let timestamp = self.next_timestamp(now);
+        let local_index = self.fresh_index();
+        let mut noise = [0u8; INITIATION_NOISE_LEN];
+        let handshake =
+            handshake::write_initiation(&self.local, &self.peer, &self.psk, timestamp, &mut noise)
+                .map_err(CryptoError::Handshake)?;
+        let n = Envelope::Initiation { sender_index: local_index, noise: &noise }.emit(out)?;
+        self.pending = Some(Pending { handshake, local_index, sent_at: now });
+        self.counters.initiations_sent += 1;
+        Ok(Some(n))
+    }
+
+    /// An empty transport message to send on every live path, when one is due: right after the
+    /// initiator's handshake completes (key confirmation), or when data came in and nothing went
+    /// out for [`KEEPALIVE_TIMEOUT`]. `buf` needs [`OVERHEAD`](super::OVERHEAD) bytes.
+    pub fn poll_keepalive(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+    ) -> Result<Option<usize>, CryptoError> {
+        self.advance(now);
+        if !self.is_established() {
+            return Ok(None);
+        }
+        let passive_due = self.passive_keepalive_deadline().is_some_and(|t| now >= t);
+        if !(self.confirmation_due || passive_due) {
+            return Ok(None);
+        }
+        self.seal(now, buf, 0).map(Some)
+    }
+
+    /// Seals the plaintext at `buf[HEADER_LEN..HEADER_LEN + plaintext_len]` with the current
+    /// keys, writing the header in front and the tag after; returns the datagram length
+    /// (`plaintext_len + OVERHEAD`).
+    pub fn seal(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        plaintext_len: usize,
+    ) -> Result<usize, CryptoError> {
+        self.advance(now);
+        let needed = HEADER_LEN.saturating_add(plaintext_len).saturating_add(TAG_LEN);
+        if buf.len() < needed {
+            return Err(CryptoError::BufferTooSmall { needed, available: buf.len() });
+        }
+        let keys = self.current.as_mut().ok_or(CryptoError::NoSession)?;
+        let n = keys.seal(buf, plaintext_len)?;
+        self.last_sent = Some(now);
+        if plaintext_len > 0 {
+            self.last_data_sent = Some(now);
+        }
+        self.confirmation_due = false;
+        Ok(n)
+    }
+
+    /// Takes one received datagram from any path. Transport plaintext is decrypted in place and
+    /// returned as a slice of `datagram`; a responder's handshake response goes into `reply`
+    /// (which needs 60 bytes). Errors mean: drop the datagram (the counters record why).
+    pub fn open<'a>(
+        &mut self,
+        now: Instant,
+        datagram: &'a mut [u8],
+        reply: &mut [u8],
+    ) -> Result<Opened<'a>, CryptoError> {
+        self.advance(now);
+        match Envelope::parse(datagram)? {
+            Envelope::Initiation { sender_index, noise } => {
+                let initiation: &[u8; INITIATION_LEN] =
+                    (&*datagram).try_into().expect("the envelope checked the length");
+                self.on_initiation(now, initiation, sender_index, noise, reply).map(Opened::Reply)
+            }
+            Envelope::Response { sender_index, receiver_index, noise } => {
+                self.on_response(now, sender_index, receiver_index, noise)?;
+                Ok(Opened::Established)
+            }
+            Envelope::Transport { receiver_index, counter, .. } => {
+                self.on_transport(now, receiver_index, counter, datagram).map(Opened::Data)
+            }
+        }
+    }
+
+    /// The next instant at which [`handle_timeout`](Self::handle_timeout) and the `poll_*`
+    /// methods have work; an instant in the past means now.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut deadline: Option<Instant> = None;
+        let mut consider = |t: Instant| deadline = Some(deadline.map_or(t, |d| d.min(t)));
+        for keys in [&self.current, &self.previous, &self.next].into_iter().flatten() {
+            consider(keys.created + REJECT_AFTER_TIME);
+        }
+        if let Some(t) = self.handshake_deadline() {
+            consider(t);
+        }
+        if self.confirmation_due {
+            consider(self.now);
+        }
+        if let Some(t) = self.passive_keepalive_deadline() {
+            consider(t);
+        }
+        deadline
+    }
+
+    /// Advances timers: drops keys older than [`REJECT_AFTER_TIME`]. Handshakes and keepalives
+    /// that fall due are then produced by [`poll_handshake`](Self::poll_handshake) and
+    /// [`poll_keepalive`](Self::poll_keepalive).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.advance(now);
+    }
+
+    fn advance(&mut self, now: Instant) {
+        self.now = self.now.max(now);
+        let now = self.now;
+        for slot in [&mut self.current, &mut self.previous, &mut self.next] {
+            if slot.as_ref().is_some_and(|k| expired(k, now)) {
+                *slot = None;
+            }
+        }
+        if self.current.is_none() {
+            self.confirmation_due = false;
+        }
+        if self.cached_response.as_ref().is_some_and(|c| now >= c.accepted_at + REKEY_TIMEOUT) {
+            self.cached_response = None;
+        }
+    }
+
+    fn handshake_due(&self, now: Instant) -> bool {
+        self.handshake_deadline().is_some_and(|t| now >= t)
+    }
+
+    /// (Initiator) when the next initiation is due.
+    fn handshake_deadline(&self) -> Option<Instant> {
+        if self.role != Role::Initiator {
+            return None;
+        }
+        if let Some(p) = &self.pending {
+            return Some(p.sent_at + REKEY_TIMEOUT);
+        }
+        let Some(keys) = &self.current else {
+            return Some(self.now);
+        };
+        let mut due = keys.created + REKEY_AFTER_TIME;
+        if keys.messages_sent() >= REKEY_AFTER_MESSAGES {
+            due = due.min(self.now);
+        }
+        if let Some(t) = self.peer_silent_deadline() {
+            due = due.min(t);
+        }
+        Some(due)
+    }
+
+    /// Data went out after the last authenticated datagram came in: if nothing comes for
+    /// KEEPALIVE_TIMEOUT + REKEY_TIMEOUT, the peer has likely lost our keys (WireGuard 6.5).
+    fn peer_silent_deadline(&self) -> Option<Instant> {
+        let sent = self.last_data_sent?;
+        let received = self.last_received.unwrap_or(Instant::ZERO);
+        (sent > received).then(|| received + KEEPALIVE_TIMEOUT + REKEY_TIMEOUT)
+    }
+
+    /// Data came in after the last send of anything: answer within KEEPALIVE_TIMEOUT.
+    fn passive_keepalive_deadline(&self) -> Option<Instant> {
+        let received = self.last_data_received?;
+        let answered = self.last_sent.is_some_and(|s| s >= received);
+        (!answered && self.current.is_some()).then(|| received + KEEPALIVE_TIMEOUT)
+    }
+
+    fn on_initiation(
+        &mut self,
+        now: Instant,
+        initiation: &[u8; INITIATION_LEN],
+        sender_index: u32,
+        noise: &[u8; INITIATION_NOISE_LEN],
+        reply: &mut [u8],
+    ) -> Result<usize, CryptoError> {
+        if self.role != Role::Responder {
+            return Err(CryptoError::Unexpected { kind: MessageKind::Initiation, role: self.role });
+        }
+        let available = reply.len();
+        let reply = reply
+            .get_mut(..RESPONSE_LEN)
+            .ok_or(CryptoError::BufferTooSmall { needed: RESPONSE_LEN, available })?;
+        if let Some(cached) = self.cached_response.as_ref().filter(|c| &c.initiation == initiation)
+        {
+            reply.copy_from_slice(&cached.response);
+            self.counters.duplicate_initiations += 1;
+            return Ok(RESPONSE_LEN);
+        }
+        let accepted = handshake::read_initiation(&self.local, &self.psk, noise).map_err(|e| {
+            self.counters.handshake_failures += 1;
+            CryptoError::Handshake(e)
+        })?;
+        if accepted.peer != self.peer {
+            self.counters.handshake_failures += 1;
+            return Err(CryptoError::UnknownPeer(accepted.peer));
+        }
+        if self.greatest_timestamp_accepted.is_some_and(|g| accepted.timestamp <= g) {
+            self.counters.replayed_initiations += 1;
+            return Err(CryptoError::ReplayedInitiation);
+        }
+        let timestamp = accepted.timestamp;
+        let local_index = self.fresh_index();
+        let mut noise_out = [0u8; RESPONSE_NOISE_LEN];
+        let keys = accepted.write_response(&mut noise_out).map_err(CryptoError::Handshake)?;
+        let n = Envelope::Response {
+            sender_index: local_index,
+            receiver_index: sender_index,
+            noise: &noise_out,
+        }
+        .emit(reply)?;
+        self.greatest_timestamp_accepted = Some(timestamp);
+        self.next = Some(Keypair::new(&keys, local_index, sender_index, now));
+        let mut response = [0u8; RESPONSE_LEN];
+        response.copy_from_slice(reply);
+        self.cached_response =
+            Some(CachedResponse { initiation: *initiation, response, accepted_at: now });
+        Ok(n)
+    }
+
+    fn on_response(
+        &mut self,
+        now: Instant,
+        sender_index: u32,
+        receiver_index: u32,
+        noise: &[u8; RESPONSE_NOISE_LEN],
+    ) -> Result<(), CryptoError> {
+        if self.role != Role::Initiator {
+            return Err(CryptoError::Unexpected { kind: MessageKind::Response, role: self.role });
+        }
+        // A response to an initiation we no longer wait for (a copy from another path, or an
+        // answer to a superseded try) names an index we do not hold.
+        let Some(pending) = self.pending.as_mut().filter(|p| p.local_index == receiver_index)
+        else {
+            self.counters.unknown_index += 1;
+            return Err(CryptoError::UnknownIndex(receiver_index));
+        };
+        let keys = pending.handshake.read_response(noise).map_err(|e| {
+            self.counters.handshake_failures += 1;
+            CryptoError::Handshake(e)
+        })?;
+        let local_index = pending.local_index;
+        self.pending = None;
+        self.previous = self.current.take();
+        self.current = Some(Keypair::new(&keys, local_index, sender_index, now));
+        self.confirmation_due = true;
+        self.last_received = Some(now);
+        self.counters.handshakes_completed += 1;
+        Ok(())
+    }
+
+    fn on_transport<'a>(
+        &mut self,
+        now: Instant,
+        receiver_index: u32,
+        counter: u64,
+        datagram: &'a mut [u8],
+    ) -> Result<&'a mut [u8], CryptoError> {
+        let slot = [
+            (Slot::Current, &self.current),
+            (Slot::Previous, &self.previous),
+            (Slot::Next, &self.next),
+        ]
+        .into_iter()
+        .find(|(_, keys)| keys.as_ref().is_some_and(|k| k.local_index == receiver_index))
+        .map(|(slot, _)| slot);
+        let Some(slot) = slot else {
+            self.counters.unknown_index += 1;
+            return Err(CryptoError::UnknownIndex(receiver_index));
+        };
+        let keys = match slot {
+            Slot::Current => &mut self.current,
+            Slot::Previous => &mut self.previous,
+            Slot::Next => &mut self.next,
+        }
+        .as_mut()
+        .expect("slot found above");
+        let plaintext = keys.open(counter, datagram).map_err(|e| {
+            match e {
+                CryptoError::Authentication => self.counters.bad_macs += 1,
+                CryptoError::Replay { .. } => self.counters.replays += 1,
+                _ => {}
+            }
+            e
+        })?;
+        if slot == Slot::Next {
+            // Key confirmation: the initiator uses the new keys, so the responder does too.
+            self.previous = self.current.take();
+            self.current = self.next.take();
+            self.counters.handshakes_completed += 1;
+        }
+        self.last_received = Some(now);
+        if !plaintext.is_empty() {
+            self.last_data_received = Some(now);
+        }
+        Ok(plaintext)
+    }
+
+    /// The initiation timestamp for `now`: the wall clock at construction advanced by monotonic
+    /// time, and always later than the last one sent.
+    fn next_timestamp(&mut self, now: Instant) -> Tai64n {
+        let wall = self.wall_anchor_unix + now.saturating_since(self.wall_anchor_mono);
+        let mut stamp = Tai64n::from_unix(wall);
+        if let Some(last) = self.last_timestamp_sent.filter(|&last| stamp <= last) {
+            stamp = last.next_after();
+        }
+        self.last_timestamp_sent = Some(stamp);
+        stamp
+    }
+
+    /// A 32-bit index not used by any key pair or pending handshake we hold (SplitMix64 output,
+    /// Steele, Lea and Flood, OOPSLA 2014; folded to 32 bits).
+    fn fresh_index(&mut self) -> u32 {
+        loop {
+            self.index_state = self.index_state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.index_state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            let index = (z ^ (z >> 32)) as u32;
+            let in_use = [&self.current, &self.previous, &self.next]
+                .into_iter()
+                .flatten()
+                .any(|k| k.local_index == index)
+                || self.pending.as_ref().is_some_and(|p| p.local_index == index);
+            if !in_use {
+                return index;
+            }
+        }
+    }
+}
+
+fn expired(keys: &Keypair, now: Instant) -> bool {
+    now >= keys.created + REJECT_AFTER_TIME
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("role", &self.role)
+            .field("peer", &self.peer)
+            .field("established", &self.is_established())
+            .field("handshake_pending", &self.pending.is_some())
+            .field("counters", &self.counters)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,474 @@
+//! Two sessions, a client (initiator) and a server (responder), driven by hand with a virtual
+//! clock; datagrams are moved between them as byte vectors, so a test can hold, reorder, copy or
+//! tamper with any of them.
+
+use super::*;
+use crate::crypto::keys::generate_keypair;
+use crate::crypto::replay::{ReplayError, REPLAY_WINDOW_PKTS};
+use crate::crypto::{EnvelopeError, OVERHEAD};
+
+const T0: Instant = Instant::from_nanos(1_000_000_000);
+const UNIX_AT_T0: Duration = Duration::from_secs(1_700_000_000);
+
+fn at(secs: f64) -> Instant {
+    T0 + Duration::from_secs_f64(secs)
+}
+
+struct Ends {
+    client_private: PrivateKey,
+    server_private: PrivateKey,
+}
+
+impl Ends {
+    fn new() -> Self {
+        Ends {
+            client_private: generate_keypair().unwrap().0,
+            server_private: generate_keypair().unwrap().0,
+        }
+    }
+
+    fn client(&self, psk: Option<PresharedKey>) -> Session {
+        let config = SessionConfig {
+            role: Role::Initiator,
+            local: self.client_private.clone(),
+            peer: self.server_private.public_key(),
+            psk,
+            index_seed: 1,
+        };
+        Session::new(config, T0, UNIX_AT_T0)
+    }
+
+    fn server(&self, psk: Option<PresharedKey>) -> Session {
+        let config = SessionConfig {
+            role: Role::Responder,
+            local: self.server_private.clone(),
+            peer: self.client_private.public_key(),
+            psk,
+            index_seed: 2,
+        };
+        Session::new(config, T0, Duration::ZERO)
+    }
+}
+
+fn initiation(client: &mut Session, now: Instant) -> Option<Vec<u8>> {
+    let mut buf = [0u8; 200];
+    client.poll_handshake(now, &mut buf).unwrap().map(|n| buf[..n].to_vec())
+}
+
+/// Feeds `datagram` to `session`; returns what came out, owning it.
+fn deliver(session: &mut Session, now: Instant, datagram: &[u8]) -> Result<Output, CryptoError> {
+    let mut buf = datagram.to_vec();
+    let mut reply = [0u8; 100];
+    Ok(match session.open(now, &mut buf, &mut reply)? {
+        Opened::Data(plaintext) => Output::Data(plaintext.to_vec()),
+        Opened::Reply(n) => Output::Reply(reply[..n].to_vec()),
+        Opened::Established => Output::Established,
+    })
+}
+
+#[derive(Debug, PartialEq)]
+enum Output {
+    Data(Vec<u8>),
+    Reply(Vec<u8>),
+    Established,
+}
+
+fn reply_of(output: Result<Output, CryptoError>) -> Vec<u8> {
+    match output {
+        Ok(Output::Reply(r)) => r,
+        other => panic!("expected a reply, got {other:?}"),
+    }
+}
+
+fn seal(session: &mut Session, now: Instant, plaintext: &[u8]) -> Vec<u8> {
+    try_seal(session, now, plaintext).unwrap()
+}
+
+fn try_seal(session: &mut Session, now: Instant, plaintext: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    let mut buf = vec![0u8; plaintext.len() + OVERHEAD];
+    buf[HEADER_LEN..HEADER_LEN + plaintext.len()].copy_from_slice(plaintext);
+    let n = session.seal(now, &mut buf, plaintext.len())?;
+    assert_eq!(n, buf.len());
+    Ok(buf)
+}
+
+fn keepalive(session: &mut Session, now: Instant) -> Option<Vec<u8>> {
+    let mut buf = [0u8; OVERHEAD];
+    session.poll_keepalive(now, &mut buf).unwrap().map(|n| buf[..n].to_vec())
+}
+
+/// Initiation, response, and the initiator's confirming keepalive, all at `now`.
+fn handshake(client: &mut Session, server: &mut Session, now: Instant) {
+    let init = initiation(client, now).expect("an initiation is due");
+    let response = reply_of(deliver(server, now, &init));
+    assert_eq!(deliver(client, now, &response), Ok(Output::Established));
+    let confirm = keepalive(client, now).expect("the initiator confirms at once");
+    assert_eq!(deliver(server, now, &confirm), Ok(Output::Data(vec![])));
+}
+
+fn established_pair(psk: Option<PresharedKey>) -> (Session, Session) {
+    let ends = Ends::new();
+    let (mut client, mut server) = (ends.client(psk.clone()), ends.server(psk));
+    handshake(&mut client, &mut server, T0);
+    (client, server)
+}
+
+#[test]
+fn handshake_then_data_both_ways() {
+    let ends = Ends::new();
+    let psk = Some(PresharedKey::from_bytes([9; 32]));
+    let (mut client, mut server) = (ends.client(psk.clone()), ends.server(psk));
+    assert!(!client.is_established() && !server.is_established());
+    assert_eq!(try_seal(&mut client, T0, b"early"), Err(CryptoError::NoSession));
+    // The responder never initiates.
+    assert_eq!(initiation(&mut server, T0), None);
+
+    handshake(&mut client, &mut server, T0);
+    assert!(client.is_established() && server.is_established());
+    let up = seal(&mut client, at(0.1), b"ping");
+    assert_eq!(up.len(), 4 + OVERHEAD);
+    assert_eq!(deliver(&mut server, at(0.1), &up), Ok(Output::Data(b"ping".to_vec())));
+    let down = seal(&mut server, at(0.2), b"pong");
+    assert_eq!(deliver(&mut client, at(0.2), &down), Ok(Output::Data(b"pong".to_vec())));
+    assert_eq!(client.counters().initiations_sent, 1);
+    assert_eq!(client.counters().handshakes_completed, 1);
+    assert_eq!(server.counters().handshakes_completed, 1);
+}
+
+#[test]
+fn responder_waits_for_key_confirmation_before_sending() {
+    let ends = Ends::new();
+    let (mut client, mut server) = (ends.client(None), ends.server(None));
+    let init = initiation(&mut client, T0).unwrap();
+    let response = reply_of(deliver(&mut server, T0, &init));
+    // Key confirmation: the responder must not send under keys the initiator may lack.
+    assert!(!server.is_established());
+    assert_eq!(try_seal(&mut server, T0, b"x"), Err(CryptoError::NoSession));
+    assert_eq!(deliver(&mut client, T0, &response), Ok(Output::Established));
+    // Data (not only a keepalive) confirms the keys too.
+    let first = seal(&mut client, T0, b"first");
+    assert_eq!(keepalive(&mut client, T0), None, "data already confirmed the keys");
+    assert_eq!(deliver(&mut server, T0, &first), Ok(Output::Data(b"first".to_vec())));
+    assert!(server.is_established());
+}
+
+#[test]
+fn tampered_ciphertext_is_refused() {
+    let (mut client, mut server) = established_pair(None);
+    let genuine = seal(&mut client, at(1.0), b"attack at dawn");
+    for byte in [0, 5, 12, HEADER_LEN, HEADER_LEN + 13, genuine.len() - 1] {
+        let mut forged = genuine.clone();
+        forged[byte] ^= 0x80;
+        assert!(deliver(&mut server, at(1.0), &forged).is_err(), "flipped byte {byte}");
+    }
+    // Byte 0 makes an unknown type, 5 an unknown index; the counter (12), the ciphertext (16,
+    // 29) and the tag (last) fail authentication.
+    assert_eq!(server.counters().bad_macs, 4);
+    assert_eq!(server.counters().unknown_index, 1);
+    assert_eq!(
+        deliver(&mut server, at(1.0), &genuine),
+        Ok(Output::Data(b"attack at dawn".to_vec()))
+    );
+}
+
+#[test]
+fn initiation_from_another_static_key_is_refused() {
+    let ends = Ends::new();
+    let mut server = ends.server(None);
+    // A stranger who knows the server's public key, but is not the configured peer.
+    let (stranger_private, stranger_public) = generate_keypair().unwrap();
+    let mut stranger = Session::new(
+        SessionConfig {
+            role: Role::Initiator,
+            local: stranger_private,
+            peer: ends.server_private.public_key(),
+            psk: None,
+            index_seed: 3,
+        },
+        T0,
+        UNIX_AT_T0,
+    );
+    let init = initiation(&mut stranger, T0).unwrap();
+    assert_eq!(deliver(&mut server, T0, &init), Err(CryptoError::UnknownPeer(stranger_public)));
+    assert_eq!(server.counters().handshake_failures, 1);
+    assert!(server.next.is_none(), "no keys made for a stranger");
+}
+
+#[test]
+fn initiation_for_another_responder_is_refused() {
+    let ends = Ends::new();
+    let mut server = ends.server(None);
+    let mut misdirected = Session::new(
+        SessionConfig {
+            role: Role::Initiator,
+            local: ends.client_private.clone(),
+            peer: generate_keypair().unwrap().1,
+            psk: None,
+            index_seed: 4,
+        },
+        T0,
+        UNIX_AT_T0,
+    );
+    let init = initiation(&mut misdirected, T0).unwrap();
+    assert_eq!(deliver(&mut server, T0, &init), Err(CryptoError::Handshake(snow::Error::Decrypt)));
+}
+
+#[test]
+fn mismatched_psk_never_establishes() {
+    let ends = Ends::new();
+    let mut client = ends.client(Some(PresharedKey::from_bytes([1; 32])));
+    let mut server = ends.server(Some(PresharedKey::from_bytes([2; 32])));
+    let init = initiation(&mut client, T0).unwrap();
+    let response = reply_of(deliver(&mut server, T0, &init));
+    assert_eq!(
+        deliver(&mut client, T0, &response),
+        Err(CryptoError::Handshake(snow::Error::Decrypt))
+    );
+    assert!(!client.is_established());
+    assert_eq!(client.counters().handshake_failures, 1);
+}
+
+#[test]
+fn replayed_transport_datagram_is_refused() {
+    let (mut client, mut server) = established_pair(None);
+    let d = seal(&mut client, at(1.0), b"once");
+    assert!(deliver(&mut server, at(1.0), &d).is_ok());
+    assert_eq!(
+        deliver(&mut server, at(1.1), &d),
+        Err(CryptoError::Replay { counter: 1, reason: ReplayError::Duplicate })
+    );
+    assert_eq!(server.counters().replays, 1);
+}
+
+#[test]
+fn reordered_datagrams_within_the_window_are_accepted() {
+    let (mut client, mut server) = established_pair(None);
+    // Two paths: the slow one carries every third datagram and delivers it 3,000 datagrams late.
+    let sealed: Vec<Vec<u8>> =
+        (0..6000u32).map(|i| seal(&mut client, at(1.0), &i.to_be_bytes())).collect();
+    let (slow, fast): (Vec<_>, Vec<_>) = sealed.iter().enumerate().partition(|(i, _)| i % 3 == 0);
+    let mut received = Vec::new();
+    for (_, d) in fast.iter().take(2000).chain(slow.iter()).chain(fast.iter().skip(2000)) {
+        match deliver(&mut server, at(1.1), d) {
+            Ok(Output::Data(p)) => received.push(u32::from_be_bytes(p.try_into().unwrap())),
+            other => panic!("{other:?}"),
+        }
+    }
+    received.sort_unstable();
+    assert_eq!(received, (0..6000).collect::<Vec<_>>());
+}
+
+#[test]
+fn datagram_older_than_the_window_is_refused() {
+    let (mut client, mut server) = established_pair(None);
+    // The confirming keepalive used counter 0; `late` gets counter 1.
+    let late = seal(&mut client, at(1.0), b"late");
+    let mut newest = Vec::new();
+    for _ in 0..REPLAY_WINDOW_PKTS {
+        newest = seal(&mut client, at(1.0), b"");
+    }
+    // newest has counter 1 + W: exactly W ahead of `late`, one past the window's reach.
+    assert!(deliver(&mut server, at(1.0), &newest).is_ok());
+    assert_eq!(
+        deliver(&mut server, at(1.0), &late),
+        Err(CryptoError::Replay { counter: 1, reason: ReplayError::TooOld })
+    );
+}
+
+#[test]
+fn unanswered_initiation_is_retried_and_old_initiations_are_refused() {
+    let ends = Ends::new();
+    let (mut client, mut server) = (ends.client(None), ends.server(None));
+    let first = initiation(&mut client, T0).unwrap();
+    assert_eq!(client.poll_timeout(), Some(at(5.0)));
+    assert_eq!(initiation(&mut client, at(4.9)), None);
+    let second = initiation(&mut client, at(5.0)).expect("retry after REKEY_TIMEOUT");
+    assert_ne!(first, second, "each try is a new handshake");
+    let response = reply_of(deliver(&mut server, at(5.0), &second));
+    // The first try arrives late: its timestamp is older than the accepted one.
+    assert_eq!(deliver(&mut server, at(5.1), &first), Err(CryptoError::ReplayedInitiation));
+    assert_eq!(server.counters().replayed_initiations, 1);
+    // The response answers the second try; the first try's state is gone.
+    assert_eq!(deliver(&mut client, at(5.1), &response), Ok(Output::Established));
+}
+
+#[test]
+fn copies_of_an_initiation_from_other_paths_get_the_same_response() {
+    let ends = Ends::new();
+    let (mut client, mut server) = (ends.client(None), ends.server(None));
+    let init = initiation(&mut client, T0).unwrap();
+    let on_path_1 = reply_of(deliver(&mut server, T0, &init));
+    let on_path_2 = reply_of(deliver(&mut server, at(0.05), &init));
+    assert_eq!(on_path_1, on_path_2);
+    assert_eq!(server.counters().duplicate_initiations, 1);
+    assert_eq!(deliver(&mut client, at(0.06), &on_path_1), Ok(Output::Established));
+    // The second copy of the response finds no pending handshake.
+    assert!(matches!(deliver(&mut client, at(0.1), &on_path_2), Err(CryptoError::UnknownIndex(_))));
+    // Once REKEY_TIMEOUT has passed a copy is an old initiation like any other.
+    assert_eq!(deliver(&mut server, at(5.0), &init), Err(CryptoError::ReplayedInitiation));
+}
+
+#[test]
+fn rekey_after_time_loses_no_datagram() {
+    let (mut client, mut server) = established_pair(None);
+    let exchange = |c: &mut Session, s: &mut Session, t: Instant| {
+        let d = seal(c, t, b"up");
+        assert_eq!(deliver(s, t, &d), Ok(Output::Data(b"up".to_vec())));
+        let d = seal(s, t, b"down");
+        assert_eq!(deliver(c, t, &d), Ok(Output::Data(b"down".to_vec())));
+    };
+    exchange(&mut client, &mut server, at(1.0));
+    assert_eq!(initiation(&mut client, at(119.9)), None);
+    assert_eq!(client.poll_timeout(), Some(at(120.0)));
+    let init = initiation(&mut client, at(120.0)).expect("REKEY_AFTER_TIME");
+
+    // In flight on a slow path under the old keys, both ways.
+    let old_up: Vec<_> = (0..3).map(|_| seal(&mut client, at(120.0), b"old up")).collect();
+    let response = reply_of(deliver(&mut server, at(120.01), &init));
+    let old_down = seal(&mut server, at(120.01), b"old down"); // still the old keys
+    assert_eq!(deliver(&mut client, at(120.02), &response), Ok(Output::Established));
+
+    // The first datagram under the new keys arrives first, on the fast path...
+    let new_up = seal(&mut client, at(120.03), b"new up");
+    assert_eq!(deliver(&mut server, at(120.03), &new_up), Ok(Output::Data(b"new up".to_vec())));
+    // ...then the old ones from the slow path: kept keys still open them.
+    for d in &old_up {
+        assert_eq!(deliver(&mut server, at(120.1), d), Ok(Output::Data(b"old up".to_vec())));
+    }
+    assert_eq!(deliver(&mut client, at(120.1), &old_down), Ok(Output::Data(b"old down".to_vec())));
+    // The server now sends under the new keys.
+    exchange(&mut client, &mut server, at(121.0));
+    assert_eq!(client.counters().handshakes_completed, 2);
+    assert_eq!(server.counters().handshakes_completed, 2);
+    assert_eq!(server.counters().bad_macs + server.counters().unknown_index, 0);
+    // And the session outlives the first keys' REJECT_AFTER_TIME.
+    exchange(&mut client, &mut server, at(200.0));
+}
+
+#[test]
+fn keys_expire_after_reject_after_time() {
+    let (mut client, mut server) = established_pair(None);
+    // The client never rekeys: suppose every initiation is lost (we never poll for one).
+    let last_good = seal(&mut client, at(179.9), b"last");
+    assert_eq!(deliver(&mut server, at(179.9), &last_good), Ok(Output::Data(b"last".to_vec())));
+    let too_late = seal(&mut client, at(179.99), b"late");
+    assert_eq!(try_seal(&mut client, at(180.0), b"x"), Err(CryptoError::NoSession));
+    assert_eq!(try_seal(&mut server, at(180.0), b"x"), Err(CryptoError::NoSession));
+    assert!(!client.is_established() && !server.is_established());
+    assert!(matches!(
+        deliver(&mut server, at(180.0), &too_late),
+        Err(CryptoError::UnknownIndex(_))
+    ));
+    // A fresh handshake brings the session back.
+    handshake(&mut client, &mut server, at(181.0));
+    assert!(client.is_established());
+}
+
+#[test]
+fn poll_timeout_names_the_next_deadline() {
+    let (client, server) = established_pair(None);
+    // Client: rekey at 120 s comes before expiry at 180 s. Server: only expiry.
+    assert_eq!(client.poll_timeout(), Some(at(120.0)));
+    assert_eq!(server.poll_timeout(), Some(at(180.0)));
+}
+
+#[test]
+fn received_data_unanswered_gets_a_keepalive_after_keepalive_timeout() {
+    let (mut client, mut server) = established_pair(None);
+    let d = seal(&mut client, at(1.0), b"data");
+    deliver(&mut server, at(1.0), &d).unwrap();
+    assert_eq!(server.poll_timeout(), Some(at(11.0)));
+    assert_eq!(keepalive(&mut server, at(10.9)), None);
+    let k = keepalive(&mut server, at(11.0)).expect("KEEPALIVE_TIMEOUT");
+    assert_eq!(deliver(&mut client, at(11.0), &k), Ok(Output::Data(vec![])));
+    assert_eq!(keepalive(&mut server, at(30.0)), None, "one keepalive per unanswered data");
+    // A keepalive is not data: the client owes no keepalive back.
+    assert_eq!(keepalive(&mut client, at(30.0)), None);
+}
+
+#[test]
+fn silent_peer_triggers_a_new_handshake() {
+    let ends = Ends::new();
+    let (mut client, mut server) = (ends.client(None), ends.server(None));
+    handshake(&mut client, &mut server, T0);
+    // The server restarts and forgets the keys.
+    let mut server = ends.server(None);
+    let d = seal(&mut client, at(1.0), b"hello?");
+    assert!(matches!(deliver(&mut server, at(1.0), &d), Err(CryptoError::UnknownIndex(_))));
+    // Last authenticated receipt at T0: KEEPALIVE_TIMEOUT + REKEY_TIMEOUT = 15 s later.
+    assert_eq!(client.poll_timeout(), Some(at(15.0)));
+    assert_eq!(initiation(&mut client, at(14.9)), None);
+    let init = initiation(&mut client, at(15.0)).expect("peer silent");
+    let response = reply_of(deliver(&mut server, at(15.0), &init));
+    assert_eq!(deliver(&mut client, at(15.0), &response), Ok(Output::Established));
+}
+
+#[test]
+fn rekey_after_messages() {
+    let (mut client, mut server) = established_pair(None);
+    client.current.as_mut().unwrap().skip_send_counter_to(REKEY_AFTER_MESSAGES - 1);
+    let d = seal(&mut client, at(2.0), b"the 2^60th");
+    assert_eq!(client.poll_timeout(), Some(at(2.0)));
+    let init = initiation(&mut client, at(2.0)).expect("REKEY_AFTER_MESSAGES");
+    // The counter is far ahead but the window only bounds how far behind: accepted.
+    assert_eq!(deliver(&mut server, at(2.0), &d), Ok(Output::Data(b"the 2^60th".to_vec())));
+    // The old keys keep sending while the handshake is under way, without new initiations.
+    let d = seal(&mut client, at(2.1), b"more");
+    assert_eq!(initiation(&mut client, at(2.1)), None);
+    assert_eq!(deliver(&mut server, at(2.1), &d), Ok(Output::Data(b"more".to_vec())));
+    let response = reply_of(deliver(&mut server, at(2.2), &init));
+    assert_eq!(deliver(&mut client, at(2.2), &response), Ok(Output::Established));
+    // Fresh keys: no further rekey until REKEY_AFTER_TIME.
+    assert_eq!(initiation(&mut client, at(3.0)), None);
+    assert_eq!(client.current.as_ref().unwrap().messages_sent(), 0);
+}
+
+#[test]
+fn roles_refuse_the_other_roles_messages() {
+    let ends = Ends::new();
+    let (mut client, mut server) = (ends.client(None), ends.server(None));
+    let init = initiation(&mut client, T0).unwrap();
+    let response = reply_of(deliver(&mut server, T0, &init));
+    assert_eq!(
+        deliver(&mut client, T0, &init),
+        Err(CryptoError::Unexpected { kind: MessageKind::Initiation, role: Role::Initiator })
+    );
+    assert_eq!(
+        deliver(&mut server, T0, &response),
+        Err(CryptoError::Unexpected { kind: MessageKind::Response, role: Role::Responder })
+    );
+}
+
+#[test]
+fn garbage_and_short_buffers_are_errors_not_panics() {
+    let (mut client, _server) = established_pair(None);
+    assert_eq!(deliver(&mut client, T0, &[]), Err(CryptoError::Envelope(EnvelopeError::Empty)));
+    let mut small = [0u8; OVERHEAD + 3];
+    assert_eq!(
+        client.seal(at(1.0), &mut small, 4),
+        Err(CryptoError::BufferTooSmall { needed: OVERHEAD + 4, available: OVERHEAD + 3 })
+    );
+    let mut huge_len = [0u8; 64];
+    assert!(client.seal(at(1.0), &mut huge_len, usize::MAX).is_err());
+}
+
+#[test]
+fn debug_output_holds_no_secret() {
+    let ends = Ends::new();
+    let session = ends.client(Some(PresharedKey::from_bytes([0x42; 32])));
+    let config_text = format!(
+        "{:?}",
+        SessionConfig {
+            role: Role::Initiator,
+            local: ends.client_private.clone(),
+            peer: ends.server_private.public_key(),
+            psk: Some(PresharedKey::from_bytes([0x42; 32])),
+            index_seed: 0,
+        }
+    );
+    let secret = ends.client_private.to_base64();
+    for text in [format!("{session:?}"), config_text] {
+        assert!(!text.contains(secret.as_str()), "{text}");
+        assert!(!text.contains("66, 66"), "{text}");
+    }
+}
