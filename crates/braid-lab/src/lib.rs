@@ -1,3 +1,5 @@
 //! Braid's test bed on one Linux machine: network namespaces and veth links, the user-space link
 //! emulator (`braid linkem`) for kernels without netem, and lab runs of real kernel TCP through
 //! the tunnel (`braid lab`).
+
+pub mod linkem;
