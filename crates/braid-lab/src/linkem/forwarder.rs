@@ -2,11 +2,13 @@
 //! link, and sends each out of the other interface when it is due.
 //!
 //! # Loop
-//! 1. Read every frame waiting (up to [`RECV_BATCH`]), each with the kernel's receive time,
-//!    and hand it to the link. Reading everything that arrived before acting on departures keeps
-//!    the link's events in time order (a frame reaching an idle link starts its serialisation at
-//!    its own arrival, not when the thread got round to it).
-//! 2. Send every frame whose due time has come.
+//! 1. Read the frames waiting (up to [`RECV_BATCH`]), each with the kernel's receive time,
+//!    and hand them to the link.
+//! 2. Send every frame whose due time has come: by now if the socket was emptied, else only by
+//!    the arrival time of the last frame read. The link's events thus stay in time order: a
+//!    frame still unread in the socket is never judged against a queue already advanced past
+//!    its arrival (it would find a place freed after it came, or start its serialisation later
+//!    than it reached an idle link).
 //! 3. Wait for the next due time or the next frame: sleep (`ppoll` on the socket and the stop
 //!    event) until the due time minus the learned wake-up lateness ([`WakeupLatency`]), then
 //!    spin on the clock for the rest (DESIGN.md section 7). The thread's timer slack is set to
@@ -28,14 +30,14 @@ use braid_core::Instant;
 use super::clock::Clock;
 use super::config::Direction;
 use super::link::{Admission, EmulatedLink};
-use super::packet_socket::PacketSocket;
+use super::packet_socket::{PacketSocket, VNET_HDR_BYTES};
 use super::pool::FramePool;
 use super::stats::{DirectionStats, LatenessHistogram};
 use super::wakeup::WakeupLatency;
 
-/// Frames read per pass before the due departures are sent: under a flood the senders still
-/// get their turn.
-const RECV_BATCH: usize = 64;
+/// Frames read per pass before the due departures are sent: frames due as soon as they come
+/// (no rate, no delay) wait behind at most this many reads.
+const RECV_BATCH: usize = 8;
 /// Longest sleep without a due frame: the stop flag is looked at least this often even if the
 /// stop event were missed.
 const IDLE_POLL_MS: i64 = 200;
@@ -78,6 +80,15 @@ impl Stop {
         use std::os::fd::AsRawFd;
         self.event_fd.as_raw_fd()
     }
+}
+
+/// What a receive pass left in the socket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Backlog {
+    /// Nothing: every frame that arrived is on the link.
+    Empty,
+    /// Frames may still wait; the link must not be advanced past the last arrival read.
+    Unread { last_arrival: Instant },
 }
 
 /// What woke a wait.
@@ -133,41 +144,51 @@ impl Forwarder {
         // SAFETY: prctl with an integer argument, affecting only this thread.
         unsafe { libc::prctl(PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         while !self.stop.requested() {
-            self.receive();
-            self.transmit_due();
-            self.wait();
+            match self.receive() {
+                Backlog::Empty => {
+                    self.transmit_due(self.clock.now());
+                    self.wait();
+                }
+                Backlog::Unread { last_arrival } => self.transmit_due(last_arrival),
+            }
         }
         self.finish()
     }
 
-    fn receive(&mut self) {
+    /// Reads up to [`RECV_BATCH`] frames into the link.
+    fn receive(&mut self) -> Backlog {
+        let mut last_arrival = Instant::ZERO;
         for _ in 0..RECV_BATCH {
             let id = self.pool.alloc();
             let received = match self.rx.recv(self.pool.slot_mut(id)) {
                 Ok(Some(r)) => r,
                 Ok(None) => {
                     self.pool.free(id);
-                    return;
+                    return Backlog::Empty;
                 }
                 Err(_) => {
                     // The interface went down or away; the error is reported once per event.
                     self.stats.recv_errors += 1;
                     self.pool.free(id);
-                    return;
+                    return Backlog::Empty;
                 }
             };
+            // The link and the counters see the Ethernet frame, not the virtio-net header.
+            let frame_len = received.len.saturating_sub(VNET_HDR_BYTES);
             self.stats.frames += 1;
-            self.stats.bytes += received.len as u64;
+            self.stats.bytes += frame_len as u64;
             if received.truncated {
                 self.stats.drops_oversize += 1;
                 self.pool.free(id);
-                self.warn_oversize(received.len);
+                self.warn_oversize(frame_len);
                 continue;
             }
             self.pool.set_len(id, received.len);
             let now = self.clock.now();
-            let arrival = received.realtime_ns.map_or(now, |ns| self.clock.from_realtime_ns(ns));
-            match self.link.handle_frame(arrival.min(now), id, received.len as u32) {
+            let arrival =
+                received.realtime_ns.map_or(now, |ns| self.clock.from_realtime_ns(ns)).min(now);
+            last_arrival = last_arrival.max(arrival);
+            match self.link.handle_frame(arrival, id, frame_len as u32) {
                 Admission::Accepted => {}
                 Admission::DroppedBuffer => {
                     self.stats.drops_buffer += 1;
@@ -179,6 +200,7 @@ impl Forwarder {
                 }
             }
         }
+        Backlog::Unread { last_arrival }
     }
 
     fn warn_oversize(&mut self, len: usize) {
@@ -201,15 +223,16 @@ impl Forwarder {
         }
     }
 
-    fn transmit_due(&mut self) {
+    /// Sends every frame due by `horizon`.
+    fn transmit_due(&mut self, horizon: Instant) {
         loop {
+            let Some((id, due)) = self.link.poll_transmit(horizon) else { break };
             let now = self.clock.now();
-            let Some((id, due)) = self.link.poll_transmit(now) else { break };
             let frame = self.pool.frame(id);
             match self.tx.send(frame) {
                 Ok(()) => {
                     self.stats.sent_frames += 1;
-                    self.stats.sent_bytes += frame.len() as u64;
+                    self.stats.sent_bytes += (frame.len() - VNET_HDR_BYTES) as u64;
                 }
                 Err(_) => self.stats.send_errors += 1,
             }

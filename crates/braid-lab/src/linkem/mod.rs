@@ -62,8 +62,9 @@ use clock::Clock;
 use forwarder::{Forwarder, Stop};
 use pool::FramePool;
 
-/// Ethernet header plus one VLAN tag: a slot holds an MTU-sized packet in a tagged frame.
-const FRAME_OVERHEAD_BYTES: usize = 14 + 4;
+/// Virtio-net header, Ethernet header and one VLAN tag: a slot holds an MTU-sized packet in a
+/// tagged frame as the packet socket reads it.
+const FRAME_OVERHEAD_BYTES: usize = packet_socket::VNET_HDR_BYTES + 14 + 4;
 /// Slots allocated beyond the buffer at start (frame in service and a first delay line); the
 /// pool doubles when a longer delay line needs more.
 const INITIAL_EXTRA_SLOTS: usize = 256;

@@ -7,12 +7,19 @@
 //! 2. `PACKET_IGNORE_OUTGOING` (Linux 4.20): the frames this socket and the other direction send
 //!    out of the interface are not read back. Frames marked `PACKET_OUTGOING` are skipped as
 //!    well, for older kernels.
-//! 3. `SO_TIMESTAMPNS`: each frame carries the time the kernel received it, so the emulator's
+//! 3. `PACKET_VNET_HDR`: every frame read comes after a `struct virtio_net_hdr`
+//!    ([`VNET_HDR_BYTES`]) and every frame sent is preceded by one. A veth hands its peer
+//!    frames whose checksum is still to be filled in (`CHECKSUM_PARTIAL`, the sender's
+//!    checksum offload); read raw and sent raw they would reach the far host with a wrong
+//!    checksum and be dropped. The header carries the "checksum needed" mark and its offsets
+//!    from the receive to the send, so the kernel completes (or passes on) the checksum, as it
+//!    does for a TAP device.
+//! 4. `SO_TIMESTAMPNS`: each frame carries the time the kernel received it, so the emulator's
 //!    own wake-up delay does not count as link delay (DESIGN.md section 7).
-//! 4. Receive and send buffers of [`SOCKET_BUFFER_BYTES`] (`SO_RCVBUFFORCE`, root may exceed
+//! 5. Receive and send buffers of [`SOCKET_BUFFER_BYTES`] (`SO_RCVBUFFORCE`, root may exceed
 //!    `rmem_max`): a burst arriving while the thread spins towards a departure waits in the
 //!    kernel instead of being dropped there.
-//! 5. `bind` to the interface with `ETH_P_ALL`, then `PACKET_MR_PROMISC`, so frames addressed to
+//! 6. `bind` to the interface with `ETH_P_ALL`, then `PACKET_MR_PROMISC`, so frames addressed to
 //!    the far side's MAC are read on real NICs too (veths deliver them anyway). The kernel
 //!    undoes the membership when the socket closes.
 //!
@@ -29,6 +36,10 @@ use super::clock::timespec_ns;
 
 /// `include/uapi/linux/if_packet.h` (Linux 4.20).
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+/// `include/uapi/linux/if_packet.h`.
+const PACKET_VNET_HDR: libc::c_int = 15;
+/// `struct virtio_net_hdr` (include/uapi/linux/virtio_net.h), before each frame read or sent.
+pub const VNET_HDR_BYTES: usize = 10;
 /// Kernel socket buffers for bursts: 4 MB is about 2700 full frames.
 pub const SOCKET_BUFFER_BYTES: libc::c_int = 4 << 20;
 /// A blocked send gives up after this long (the peer is not draining), and counts an error.
@@ -46,7 +57,8 @@ pub enum SocketError {
 /// One frame read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Received {
-    /// The frame's real length; more than the buffer when `truncated`.
+    /// Bytes read, the virtio-net header included; the whole record's real length (more than
+    /// the buffer) when `truncated`.
     pub len: usize,
     /// The frame did not fit in the buffer.
     pub truncated: bool,
@@ -105,6 +117,8 @@ impl PacketSocket {
         let one: libc::c_int = 1;
         setsockopt(s, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &one)
             .map_err(io_err("PACKET_IGNORE_OUTGOING"))?;
+        setsockopt(s, libc::SOL_PACKET, PACKET_VNET_HDR, &one)
+            .map_err(io_err("PACKET_VNET_HDR"))?;
         setsockopt(s, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &one)
             .map_err(io_err("SO_TIMESTAMPNS"))?;
         setsockopt(s, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &SOCKET_BUFFER_BYTES)
@@ -154,7 +168,8 @@ impl PacketSocket {
         self.fd.as_raw_fd()
     }
 
-    /// Reads one frame into `buf` without blocking; `None` when nothing is waiting.
+    /// Reads one frame, after its virtio-net header, into `buf` without blocking; `None` when
+    /// nothing is waiting.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<Received>> {
         loop {
             // SAFETY: plain old data, zero-initialised.
@@ -191,8 +206,9 @@ impl PacketSocket {
         }
     }
 
-    /// Sends one whole Ethernet frame out of the interface (blocking at most 100 ms when the
-    /// socket's send buffer is full).
+    /// Sends one whole Ethernet frame, after its virtio-net header (as [`PacketSocket::recv`]
+    /// read it), out of the interface, blocking at most 100 ms when the socket's send buffer is
+    /// full.
     pub fn send(&self, frame: &[u8]) -> io::Result<()> {
         loop {
             // SAFETY: `frame` is valid for its length.
