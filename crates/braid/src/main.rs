@@ -4,6 +4,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod linkem;
+
 use anyhow::{Context, Result};
 use braid_sim::{run, run_with_baseline, RunOutput, Scenario};
 use clap::{Parser, Subcommand};
@@ -52,6 +54,9 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         repeat: u32,
     },
+    /// Emulate a link (rate, delay, buffer, loss, CoDel) between two interfaces, for kernels
+    /// without tc netem.
+    Linkem(linkem::LinkemArgs),
 }
 
 fn main() -> ExitCode {
@@ -84,6 +89,7 @@ fn real_main() -> Result<()> {
         }
         Command::Demo { scenario } => demo(&scenario),
         Command::Bench { repeat } => bench(repeat.max(1)),
+        Command::Linkem(args) => linkem::run(args),
     }
 }
 

@@ -11,8 +11,10 @@
 //! - Rates are whole bytes per second on the link (the simulator's unit): a rate in bit/s is
 //!   divided by 8 and rounded down, so `1001bit` runs at 1000 bit/s.
 //! - No rate means no serialisation limit: the link then serves frames at `u64::MAX` bytes/s,
-//!   which is one nanosecond per frame, so the FIFO and CoDel stay in place but never hold a
-//!   standing queue.
+//!   one nanosecond per frame, and its FIFO limit is lifted. Such a link never holds a standing
+//!   queue; but the kernel sometimes hands the emulator a run of frames late, and those enter
+//!   the link together at the time they are read, where a finite limit would drop them as if
+//!   the link were slow.
 //! - The default buffer is 1000 packets, Linux's default `txqueuelen` (the `pfifo` limit a
 //!   device gets when nothing else is configured).
 //! - The FIFO counts packets as `pfifo` does; the frame being serialised is not in it.
@@ -181,10 +183,14 @@ impl DirectionConfig {
             Rate::BitsPerS(bits_per_s) => Capacity::Rate { bytes_per_s: bits_per_s / 8 },
             Rate::Trace(trace) => Capacity::Trace(Arc::clone(trace)),
         };
+        let buffer_pkts = match self.rate {
+            Rate::Unlimited => usize::MAX,
+            _ => self.buffer_pkts,
+        };
         LinkSpec {
             capacity,
             delay_ns: braid_core::time::duration_nanos(self.delay),
-            buffer_pkts: self.buffer_pkts,
+            buffer_pkts,
             framing_bytes: 0,
             aqm: match self.aqm {
                 AqmConfig::DropTail => Aqm::DropTail,
@@ -382,10 +388,9 @@ mod tests {
         // 50 Mbit/s = 6.25 MB/s; frames are read with their Ethernet header, no framing added.
         assert_eq!(spec.capacity, Capacity::Rate { bytes_per_s: 6_250_000 });
         assert_eq!((spec.delay_ns, spec.buffer_pkts, spec.framing_bytes), (10_000_000, 500, 0));
-        assert_eq!(
-            DirectionConfig::default().link_spec().capacity,
-            Capacity::Rate { bytes_per_s: u64::MAX }
-        );
+        let unlimited = DirectionConfig::default().link_spec();
+        assert_eq!(unlimited.capacity, Capacity::Rate { bytes_per_s: u64::MAX });
+        assert_eq!(unlimited.buffer_pkts, usize::MAX);
     }
 
     #[test]

@@ -245,6 +245,20 @@ mod tests {
     }
 
     #[test]
+    fn unlimited_rate_never_drops_at_the_buffer() {
+        // 5000 frames handed over at one instant (a late run from the kernel) all pass, 1 ns
+        // apart, whatever the configured limit.
+        let config = DirectionConfig { buffer_pkts: 10, ..Default::default() };
+        let mut l = EmulatedLink::new(&config, 1);
+        for i in 0..5000 {
+            assert_eq!(l.handle_frame(at(MS), FrameId(i), 1514), Admission::Accepted);
+        }
+        let sent = drain(&mut l, at(2 * MS));
+        assert_eq!(sent.len(), 5000);
+        assert_eq!(sent[4999], (4999, MS + 5000));
+    }
+
+    #[test]
     fn random_loss_uses_the_core_model() {
         // p = 1 loses everything (uniform draws lie below 1); the link counts it apart.
         let config = DirectionConfig {

@@ -80,8 +80,8 @@ pub enum LinkemError {
     Offload(#[from] OffloadError),
     #[error(transparent)]
     Socket(#[from] SocketError),
-    #[error("{what}: {source}")]
-    Io { what: &'static str, source: std::io::Error },
+    #[error("{what}: {error}")]
+    Io { what: &'static str, error: std::io::Error },
 }
 
 /// The running emulator: two forwarding threads.
@@ -92,17 +92,17 @@ pub struct Linkem {
 }
 
 impl Linkem {
-    /// Validates `config`, turns offloads off on both interfaces, binds a packet socket on each
+    /// Validates `config`, binds a packet socket on each interface, turns their offloads off
     /// and starts one forwarding thread per direction. When this returns, frames are being
     /// read on both sides.
     pub fn start(config: &LinkemConfig) -> Result<Linkem, LinkemError> {
         config.validate()?;
-        disable_offloads(&config.if_a)?;
-        disable_offloads(&config.if_b)?;
         let a = Arc::new(PacketSocket::open(&config.if_a)?);
         let b = Arc::new(PacketSocket::open(&config.if_b)?);
+        disable_offloads(&config.if_a)?;
+        disable_offloads(&config.if_b)?;
         let stop =
-            Arc::new(Stop::new().map_err(|source| LinkemError::Io { what: "eventfd", source })?);
+            Arc::new(Stop::new().map_err(|error| LinkemError::Io { what: "eventfd", error })?);
         let clock = Clock::start();
         let slot_bytes = a.mtu().max(b.mtu()) as usize + FRAME_OVERHEAD_BYTES;
         let spawn = |direction: Direction,
@@ -122,7 +122,7 @@ impl Linkem {
             std::thread::Builder::new()
                 .name(format!("linkem-{direction}"))
                 .spawn(move || forwarder.run())
-                .map_err(|source| LinkemError::Io { what: "spawning a forwarding thread", source })
+                .map_err(|error| LinkemError::Io { what: "spawning a forwarding thread", error })
         };
         let ab = spawn(Direction::AToB, &a, &b, &config.ab)?;
         let ba = match spawn(Direction::BToA, &b, &a, &config.ba) {

@@ -71,8 +71,8 @@ impl Offload {
 pub enum OffloadError {
     #[error("interface {ifname:?}: {} is still on after turning it off; the emulator would count 64 KB super-frames as packets", offload.name())]
     StillOn { ifname: String, offload: Offload },
-    #[error("interface {ifname:?}: cannot {action} {}: {source}", offload.name())]
-    Ioctl { ifname: String, offload: Offload, action: &'static str, source: io::Error },
+    #[error("interface {ifname:?}: cannot {action} {}: {error}", offload.name())]
+    Ioctl { ifname: String, offload: Offload, action: &'static str, error: io::Error },
     #[error("opening a socket for ethtool ioctls: {0}")]
     Socket(io::Error),
 }
@@ -123,8 +123,8 @@ fn get(fd: &OwnedFd, ifname: &str, offload: Offload) -> Result<bool, OffloadErro
     match ethtool(fd, ifname, offload.commands().0, 0) {
         Ok(data) => Ok(data != 0),
         Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(false),
-        Err(source) => {
-            Err(OffloadError::Ioctl { ifname: ifname.into(), offload, action: "read", source })
+        Err(error) => {
+            Err(OffloadError::Ioctl { ifname: ifname.into(), offload, action: "read", error })
         }
     }
 }
@@ -137,9 +137,9 @@ pub fn disable_offloads(ifname: &str) -> Result<(), OffloadError> {
         if !get(&fd, ifname, offload)? {
             continue;
         }
-        if let Err(source) = ethtool(&fd, ifname, offload.commands().1, 0) {
+        if let Err(error) = ethtool(&fd, ifname, offload.commands().1, 0) {
             let ifname = ifname.into();
-            return Err(OffloadError::Ioctl { ifname, offload, action: "turn off", source });
+            return Err(OffloadError::Ioctl { ifname, offload, action: "turn off", error });
         }
         if get(&fd, ifname, offload)? {
             return Err(OffloadError::StillOn { ifname: ifname.into(), offload });

@@ -50,8 +50,8 @@ const SEND_TIMEOUT_MS: libc::suseconds_t = 100;
 pub enum SocketError {
     #[error("no interface named {0:?} in this network namespace")]
     NoSuchInterface(String),
-    #[error("interface {ifname:?}: {op}: {source}")]
-    Io { ifname: String, op: &'static str, source: io::Error },
+    #[error("interface {ifname:?}: {op}: {error}")]
+    Io { ifname: String, op: &'static str, error: io::Error },
 }
 
 /// One frame read.
@@ -97,7 +97,7 @@ impl PacketSocket {
     pub fn open(ifname: &str) -> Result<Self, SocketError> {
         let io_err = |op| {
             let ifname = ifname.to_string();
-            move |source| SocketError::Io { ifname, op, source }
+            move |error| SocketError::Io { ifname, op, error }
         };
         let c_name =
             CString::new(ifname).map_err(|_| SocketError::NoSuchInterface(ifname.into()))?;

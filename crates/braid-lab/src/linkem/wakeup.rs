@@ -3,20 +3,26 @@
 //! wake-up arrives 100-150 us late at idle, which alone put a 40 ms RTT at 40.5-40.8 ms).
 //!
 //! # Estimator
-//! The smoothed mean and mean deviation of RFC 6298 section 2 (gains 1/8 and 1/4), fed with
-//! the lateness of every sleep that ended by its timer (`actual wake - requested wake`). The
-//! sleep is cut short by `mean + K * deviation`, with K = 2 (RFC 6298 uses 4 because a
-//! spurious retransmission timeout is costly; here waking early costs only spin time, and
-//! waking late costs accuracy, so a smaller margin suffices).
+//! An exponentially weighted mean of the lateness of every sleep that ended by its timer
+//! (`actual wake - requested wake`), with RFC 6298's smoothing gain 1/8 (section 2, SRTT). The
+//! sleep is cut short by that mean: about half the wake-ups then come early and spin until the
+//! due time, the others are late by the jitter above the mean.
 //!
 //! # Choices
+//! - The margin is the mean alone, not the mean plus deviations as RFC 6298's RTO adds. Measured
+//!   on this VM with other jobs running (load average 3-6), forwarding 50 Mbit/s out of 75
+//!   offered: mean alone, 15% of a core and 99% of frames sent within 60-370 us of their due
+//!   time; mean plus one mean deviation, 39% of a core and 50 us; plus two, 94% and 920 us (the
+//!   thread spins through most gaps between 242-us frames, and spinning competes with the
+//!   very jobs whose scheduling delays it tries to absorb). Sends are never early either way.
 //! - Samples are capped at [`MAX_SAMPLE_NS`]: a VM stall of several milliseconds (DESIGN.md
 //!   section 7) says nothing about the next wake-up, and would otherwise make every later sleep
 //!   end early and spin for milliseconds.
 //! - The margin is kept in [[`MIN_MARGIN_NS`], [`MAX_MARGIN_NS`]]: some spin is always left to
 //!   absorb a small surprise, and no wake-up spins longer than a millisecond.
 //! - The first estimate is [`INITIAL_LATENESS_NS`], the idle lateness DESIGN.md measured, so
-//!   the first frames are already on time.
+//!   the first frames are already on time; the first measurement then replaces it (RFC 6298
+//!   rule 2.2).
 
 /// First guess of the wake-up lateness: DESIGN.md section 7's measurement on this VM.
 pub const INITIAL_LATENESS_NS: u64 = 150_000;
@@ -26,27 +32,19 @@ pub const MAX_SAMPLE_NS: u64 = 2_000_000;
 pub const MIN_MARGIN_NS: u64 = 10_000;
 /// Most margin: never spin longer than this before a due time.
 pub const MAX_MARGIN_NS: u64 = 1_000_000;
-/// RFC 6298's gains, as shifts: alpha = 1/8, beta = 1/4.
+/// RFC 6298's SRTT gain alpha = 1/8, as a shift.
 const MEAN_GAIN_SHIFT: u32 = 3;
-const DEVIATION_GAIN_SHIFT: u32 = 2;
-/// Deviations added to the mean lateness.
-const DEVIATIONS_K: u64 = 2;
 
 /// The learned lateness of timed wake-ups.
 #[derive(Clone, Debug)]
 pub struct WakeupLatency {
     mean_ns: u64,
-    deviation_ns: u64,
     samples: u64,
 }
 
 impl Default for WakeupLatency {
     fn default() -> Self {
-        WakeupLatency {
-            mean_ns: INITIAL_LATENESS_NS,
-            deviation_ns: INITIAL_LATENESS_NS / 2,
-            samples: 0,
-        }
+        WakeupLatency { mean_ns: INITIAL_LATENESS_NS, samples: 0 }
     }
 }
 
@@ -54,23 +52,17 @@ impl WakeupLatency {
     /// A timed sleep that asked to wake at some instant woke `late_ns` after it.
     pub fn on_timer_wakeup(&mut self, late_ns: u64) {
         let sample = late_ns.min(MAX_SAMPLE_NS);
-        if self.samples == 0 {
-            // RFC 6298 (2.2): the first measurement sets the mean, and half of it the deviation.
-            self.mean_ns = sample;
-            self.deviation_ns = sample / 2;
+        self.mean_ns = if self.samples == 0 {
+            sample
         } else {
-            let error = self.mean_ns.abs_diff(sample);
-            self.deviation_ns = self.deviation_ns - (self.deviation_ns >> DEVIATION_GAIN_SHIFT)
-                + (error >> DEVIATION_GAIN_SHIFT);
-            self.mean_ns =
-                self.mean_ns - (self.mean_ns >> MEAN_GAIN_SHIFT) + (sample >> MEAN_GAIN_SHIFT);
-        }
+            self.mean_ns - (self.mean_ns >> MEAN_GAIN_SHIFT) + (sample >> MEAN_GAIN_SHIFT)
+        };
         self.samples += 1;
     }
 
     /// How long before a due time a sleep should end, leaving the rest to a spin.
     pub fn margin_ns(&self) -> u64 {
-        (self.mean_ns + DEVIATIONS_K * self.deviation_ns).clamp(MIN_MARGIN_NS, MAX_MARGIN_NS)
+        self.mean_ns.clamp(MIN_MARGIN_NS, MAX_MARGIN_NS)
     }
 
     /// The smoothed lateness, ns.
@@ -89,39 +81,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn starts_from_the_measured_idle_lateness() {
-        // 150 us + 2 * 75 us.
-        assert_eq!(WakeupLatency::default().margin_ns(), 300_000);
-    }
-
-    #[test]
-    fn the_first_sample_sets_mean_and_half_deviation() {
+    fn starts_from_the_measured_idle_lateness_and_the_first_sample_replaces_it() {
         let mut w = WakeupLatency::default();
+        assert_eq!(w.margin_ns(), 150_000);
         w.on_timer_wakeup(60_000);
-        // RFC 6298 (2.2): mean 60 us, deviation 30 us, margin 60 + 2 * 30 = 120 us.
-        assert_eq!((w.mean_ns(), w.margin_ns()), (60_000, 120_000));
+        assert_eq!((w.mean_ns(), w.margin_ns(), w.samples()), (60_000, 60_000, 1));
     }
 
     #[test]
-    fn steady_lateness_shrinks_the_margin_to_the_lateness() {
+    fn later_samples_move_the_mean_by_one_eighth() {
         let mut w = WakeupLatency::default();
-        for _ in 0..200 {
-            w.on_timer_wakeup(40_000);
-        }
-        // The deviation decays by 3/4 per sample towards zero; the margin tends to the mean
-        // (40 us) and stays above the 10 us floor.
-        assert_eq!(w.mean_ns(), 40_000);
-        assert!((40_000..41_000).contains(&w.margin_ns()), "{}", w.margin_ns());
-    }
-
-    #[test]
-    fn one_update_follows_rfc6298() {
-        let mut w = WakeupLatency::default();
-        w.on_timer_wakeup(80_000); // mean 80, deviation 40
+        w.on_timer_wakeup(80_000);
         w.on_timer_wakeup(160_000);
-        // deviation = 3/4 * 40 + 1/4 * |80 - 160| = 30 + 20 = 50 us
-        // mean = 7/8 * 80 + 1/8 * 160 = 70 + 20 = 90 us; margin = 90 + 2 * 50 = 190 us.
-        assert_eq!(w.margin_ns(), 190_000);
+        // 7/8 * 80 + 1/8 * 160 = 70 + 20 = 90 us.
+        assert_eq!(w.margin_ns(), 90_000);
     }
 
     #[test]
@@ -129,11 +102,14 @@ mod tests {
         let mut w = WakeupLatency::default();
         w.on_timer_wakeup(50_000);
         w.on_timer_wakeup(30_000_000);
-        // mean = 7/8 * 50 + 1/8 * 2000 = 293.75 us; deviation = 3/4 * 25 + 1/4 * 1950 =
-        // 506.25 us; mean + 2 deviations = 1306.25 us, capped at 1 ms.
+        // 7/8 * 50 + 1/8 * 2000 (the cap, not 30 ms) = 43.75 + 250 = 293.75 us.
         assert_eq!(w.mean_ns(), 293_750);
-        assert_eq!(w.margin_ns(), MAX_MARGIN_NS);
         for _ in 0..100 {
+            w.on_timer_wakeup(30_000_000);
+        }
+        // The mean tends to the 2 ms cap; the margin stops at 1 ms.
+        assert_eq!(w.margin_ns(), MAX_MARGIN_NS);
+        for _ in 0..200 {
             w.on_timer_wakeup(0);
         }
         assert_eq!(w.margin_ns(), MIN_MARGIN_NS);
