@@ -85,45 +85,57 @@ pub struct LinkemArgs {
     /// counted as htb does; absent or `unlimited`: no limit.
     #[arg(long, value_parser = rate_arg)]
     pub rate: Option<RateArg>,
+    /// --rate for A to B only.
     #[arg(long, value_parser = rate_arg, hide_short_help = true)]
     pub rate_ab: Option<RateArg>,
+    /// --rate for B to A only.
     #[arg(long, value_parser = rate_arg, hide_short_help = true)]
     pub rate_ba: Option<RateArg>,
     /// Mahimahi trace file for both directions' capacity, instead of a rate (time zero is
     /// when linkem starts).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// --trace for A to B only.
     #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub trace_ab: Option<PathBuf>,
+    /// --trace for B to A only.
     #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub trace_ba: Option<PathBuf>,
     /// One-way propagation delay of each direction (10ms, 250us); default 0.
     #[arg(long, value_parser = delay_arg)]
     pub delay: Option<Duration>,
+    /// --delay for A to B only.
     #[arg(long, value_parser = delay_arg, hide_short_help = true)]
     pub delay_ab: Option<Duration>,
+    /// --delay for B to A only.
     #[arg(long, value_parser = delay_arg, hide_short_help = true)]
     pub delay_ba: Option<Duration>,
     /// FIFO limit in packets, the frame being serialised not counted; default 1000.
     #[arg(long, value_parser = buffer_arg)]
     pub buffer_pkts: Option<usize>,
+    /// --buffer-pkts for A to B only.
     #[arg(long, value_parser = buffer_arg, hide_short_help = true)]
     pub buffer_pkts_ab: Option<usize>,
+    /// --buffer-pkts for B to A only.
     #[arg(long, value_parser = buffer_arg, hide_short_help = true)]
     pub buffer_pkts_ba: Option<usize>,
     /// Random loss: a probability (0.01, Bernoulli) or ge:p=P,r=R[,h=H][,k=K]
     /// (Gilbert-Elliott); default none.
     #[arg(long, value_parser = loss_arg)]
     pub loss: Option<LossConfig>,
+    /// --loss for A to B only.
     #[arg(long, value_parser = loss_arg, hide_short_help = true)]
     pub loss_ab: Option<LossConfig>,
+    /// --loss for B to A only.
     #[arg(long, value_parser = loss_arg, hide_short_help = true)]
     pub loss_ba: Option<LossConfig>,
     /// Queue discipline: droptail (default) or codel (RFC 8289).
     #[arg(long, value_parser = aqm_arg)]
     pub aqm: Option<AqmName>,
+    /// --aqm for A to B only.
     #[arg(long, value_parser = aqm_arg, hide_short_help = true)]
     pub aqm_ab: Option<AqmName>,
+    /// --aqm for B to A only.
     #[arg(long, value_parser = aqm_arg, hide_short_help = true)]
     pub aqm_ba: Option<AqmName>,
     /// CoDel TARGET (default 5ms), both directions.

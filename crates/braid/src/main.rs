@@ -56,7 +56,7 @@ enum Command {
     },
     /// Emulate a link (rate, delay, buffer, loss, CoDel) between two interfaces, for kernels
     /// without tc netem.
-    Linkem(linkem::LinkemArgs),
+    Linkem(Box<linkem::LinkemArgs>),
 }
 
 fn main() -> ExitCode {
@@ -89,7 +89,7 @@ fn real_main() -> Result<()> {
         }
         Command::Demo { scenario } => demo(&scenario),
         Command::Bench { repeat } => bench(repeat.max(1)),
-        Command::Linkem(args) => linkem::run(args),
+        Command::Linkem(args) => linkem::run(*args),
     }
 }
 

@@ -2,7 +2,7 @@
 //! link, and sends each out of the other interface when it is due.
 //!
 //! # Loop
-//! 1. Read the frames waiting (up to [`RECV_BATCH`]), each with the kernel's receive time,
+//! 1. Read the frames waiting (up to `RECV_BATCH`), each with the kernel's receive time,
 //!    and hand them to the link.
 //! 2. Send every frame whose due time has come: by now if the socket was emptied, else only by
 //!    the arrival time of the last frame read. The link's events thus stay in time order: a
@@ -225,8 +225,7 @@ impl Forwarder {
 
     /// Sends every frame due by `horizon`.
     fn transmit_due(&mut self, horizon: Instant) {
-        loop {
-            let Some((id, due)) = self.link.poll_transmit(horizon) else { break };
+        while let Some((id, due)) = self.link.poll_transmit(horizon) {
             let now = self.clock.now();
             let frame = self.pool.frame(id);
             match self.tx.send(frame) {
