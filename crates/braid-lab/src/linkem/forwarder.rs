@@ -114,7 +114,6 @@ pub struct Forwarder {
 }
 
 impl Forwarder {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         direction: Direction,
         rx: Arc<PacketSocket>,
@@ -206,14 +205,6 @@ impl Forwarder {
     fn warn_oversize(&mut self, len: usize) {
         if !self.warned_oversize {
             self.warned_oversize = true;
-            tracing::warn!(
-                "linkem {}: dropping a {len}-byte frame read on {} (slot {} bytes): turn TSO/GSO \
-                 off on the device sending into {}",
-                self.direction,
-                self.rx.ifname(),
-                self.pool.slot_bytes(),
-                self.rx.ifname()
-            );
             eprintln!(
                 "linkem: {}: dropping {len}-byte frames read on {} (larger than its MTU): turn \
                  TSO/GSO off on the device sending into it",
