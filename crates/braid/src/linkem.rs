@@ -119,7 +119,7 @@ pub struct LinkemArgs {
     /// --buffer-pkts for B to A only.
     #[arg(long, value_parser = buffer_arg, hide_short_help = true)]
     pub buffer_pkts_ba: Option<usize>,
-    /// Random loss: a probability (0.01, Bernoulli) or ge:p=P,r=R[,h=H][,k=K]
+    /// Random loss: a probability (0.01, Bernoulli) or `ge:p=P,r=R[,h=H][,k=K]`
     /// (Gilbert-Elliott); default none.
     #[arg(long, value_parser = loss_arg)]
     pub loss: Option<LossConfig>,
