@@ -3,6 +3,7 @@
 //! the tunnel (`braid lab`).
 
 pub mod lab;
+pub mod linkem;
 pub mod netns;
 pub mod topology;
 pub mod transfer;

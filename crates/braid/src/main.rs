@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod lab;
+mod linkem;
 
 use anyhow::{Context, Result};
 use braid_sim::{run, run_with_baseline, RunOutput, Scenario};
@@ -64,6 +65,9 @@ enum Command {
     Genkey,
     /// Read a private key on stdin, print its public key (like `wg pubkey`).
     Pubkey,
+    /// Emulate a link (rate, delay, buffer, loss, CoDel) between two interfaces, for kernels
+    /// without tc netem.
+    Linkem(Box<linkem::LinkemArgs>),
 }
 
 fn main() -> ExitCode {
@@ -100,6 +104,7 @@ fn real_main() -> Result<()> {
         Command::LabTransfer(args) => lab::transfer(args),
         Command::Genkey => keys::genkey(),
         Command::Pubkey => keys::pubkey(),
+        Command::Linkem(args) => linkem::run(*args),
     }
 }
 
