@@ -7,3 +7,4 @@ pub mod linkem;
 pub mod netns;
 pub mod topology;
 pub mod transfer;
+pub mod tunnel;

@@ -72,11 +72,15 @@ fn an_interrupt_during_the_transfer_tears_everything_down() {
 }
 
 #[test]
-fn the_tunnel_mode_is_refused_until_the_tunnel_exists_and_cleans_up() {
+fn a_tunnel_that_cannot_start_is_an_error_and_everything_is_cleaned_up() {
     let tag = unique_prefix("blr");
-    let opts = LabOptions { mode: LabMode::Tunnel, ..options(&tag) };
+    let opts = LabOptions {
+        mode: LabMode::Tunnel,
+        braid_exe: "/nonexistent/braid".into(),
+        ..options(&tag)
+    };
     let s = Scenario::from_toml_str("", &["e2e.bytes=1000".into()]).unwrap();
     let result = lab::run(&s, &opts, &AtomicBool::new(false));
-    assert!(matches!(result, Err(LabError::TunnelUnavailable)), "{result:?}");
+    assert!(matches!(result, Err(LabError::Net(_))), "{result:?}");
     assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));
 }

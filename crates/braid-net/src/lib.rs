@@ -12,3 +12,4 @@ pub mod metrics;
 pub mod pool;
 pub mod tun;
 pub mod udp;
+pub mod daemon;

@@ -120,6 +120,7 @@ pub fn run(args: LabArgs) -> Result<()> {
         },
         emulator,
         with_baseline: args.baseline,
+        braid_exe: std::env::current_exe().context("locating the braid executable")?,
         ..LabOptions::default()
     };
     let out = lab::run(&s, &opts, cancel)?;

@@ -12,6 +12,7 @@ use braid_sim::{run, run_with_baseline, RunOutput, Scenario};
 use clap::{Parser, Subcommand};
 
 mod keys;
+mod tunnel;
 
 #[derive(Parser)]
 #[command(
@@ -55,6 +56,8 @@ enum Command {
     Lab(lab::LabArgs),
     #[command(hide = true)]
     LabTransfer(lab::TransferArgs),
+    /// Run a tunnel endpoint (client or server) in the foreground, or show one's status.
+    Tunnel(tunnel::TunnelArgs),
     /// Time the default nested scenario (BBR over BBR tunnels, CPF, 300 MB).
     Bench {
         /// Repetitions; the best and median wall times are reported.
@@ -105,6 +108,7 @@ fn real_main() -> Result<()> {
         Command::Genkey => keys::genkey(),
         Command::Pubkey => keys::pubkey(),
         Command::Linkem(args) => linkem::run(*args),
+        Command::Tunnel(args) => tunnel::run(args),
     }
 }
 

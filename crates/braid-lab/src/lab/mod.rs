@@ -6,10 +6,8 @@
 //! Modes:
 //! - [`LabMode::Baseline`]: no tunnel, path 1 alone (the seed's baseline, the denominator of
 //!   the relative DLCT). Routes: server -> proxy -> path 1 -> UE.
-//! - [`LabMode::Tunnel`]: the tunnel on proxy and UE. Not available until `braid tunnel` is
-//!   merged; [`start_tunnel`] is the single place it goes: write one config per side from
-//!   [`crate::topology::Topology::paths`], start two `braid tunnel` children, wait for their
-//!   readiness line, route server -> proxy -> tunnel and UE -> tunnel, and return the guards.
+//! - [`LabMode::Tunnel`]: `braid tunnel` on proxy (server) and UE (client) over every path
+//!   ([`crate::tunnel::TunnelPair`]); routes server -> proxy -> tunnel -> UE and back.
 //!
 //! Teardown happens on every exit: the topology and every child are guards, so an error, a
 //! panic or an interrupt (the `cancel` flag, set by [`signal::install`]'s handler) drops them.
@@ -18,13 +16,15 @@ pub mod report;
 pub mod signal;
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use braid_sim::scenario::E2eKind;
 use braid_sim::Scenario;
 
-use crate::netns::{Child, NetError};
+use crate::netns::NetError;
+use crate::tunnel::{TunnelPair, TunnelSpec};
 use crate::topology::{Emulator, LinkCounters, Topology, TopologyOptions};
 use crate::transfer::{
     run_pair, KernelCc, ReceiverConfig, SenderConfig, TransferError, TransferReport,
@@ -37,6 +37,8 @@ pub const TRANSFER_PORT: u16 = 5201;
 const TIMEOUT_FACTOR: f64 = 20.0;
 /// ... plus this much, for slow start, queues and VM stalls.
 const TIMEOUT_SLACK: Duration = Duration::from_secs(60);
+/// How long the tunnel pair may take to complete its handshake.
+const TUNNEL_READY_TIMEOUT: Duration = Duration::from_secs(10);
 /// A transfer with no progress for this long has failed.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Shortest `TCP_INFO` sampling period we accept (`sim.sample_interval_ms` is used above it).
@@ -55,8 +57,6 @@ pub enum LabError {
     #[error("{field} = {value}: {allowed}")]
     Unsupported { field: &'static str, value: String, allowed: String },
 
-    #[error("the tunnel mode needs `braid tunnel`, which is not merged yet; run the baseline")]
-    TunnelUnavailable,
 
     #[error("interrupted; the test bed was torn down")]
     Interrupted,
@@ -99,6 +99,8 @@ pub struct LabOptions {
     pub with_baseline: bool,
     /// Namespace prefix tag; each topology gets a unique prefix under it.
     pub tag: String,
+    /// The `braid` executable that runs `braid tunnel` (normally `std::env::current_exe()`).
+    pub braid_exe: std::path::PathBuf,
 }
 
 impl Default for LabOptions {
@@ -108,6 +110,7 @@ impl Default for LabOptions {
             emulator: Emulator::Htb,
             with_baseline: false,
             tag: crate::topology::TAG.to_string(),
+            braid_exe: "braid".into(),
         }
     }
 }
@@ -182,8 +185,11 @@ fn run_once(
     let topo = Topology::build(s, &topo_opts)?;
     check_cancel(cancel)?;
     let (ue_addr, _tunnel) = match mode {
-        LabMode::Baseline => (topo.route_single_path(1)?, Vec::new()),
-        LabMode::Tunnel => start_tunnel(&topo, s)?,
+        LabMode::Baseline => (topo.route_single_path(1)?, None),
+        LabMode::Tunnel => {
+            let pair = start_tunnel(&topo, s, &opts.braid_exe)?;
+            (pair.spec().client_addr, Some(pair))
+        }
     };
     check_cancel(cancel)?;
     let (send_cfg, recv_cfg) = transfer_configs(s, cc, (ue_addr, TRANSFER_PORT).into());
@@ -192,13 +198,17 @@ fn run_once(
     Ok((transfer, report))
 }
 
-/// Starts the tunnel on proxy and UE and routes through it; returns the UE's address inside
-/// the tunnel and the tunnel processes. Not implemented until `braid tunnel` is merged.
-fn start_tunnel(
-    _topo: &Topology,
-    _s: &Scenario,
-) -> Result<(std::net::Ipv4Addr, Vec<Child>), LabError> {
-    Err(LabError::TunnelUnavailable)
+/// Starts the tunnel on proxy (server) and UE (client) over every path, and routes the UE's
+/// traffic into it (the server already routes everything to the proxy, which owns the tunnel
+/// subnet on its TUN device).
+fn start_tunnel(topo: &Topology, s: &Scenario, braid_exe: &Path) -> Result<TunnelPair, LabError> {
+    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
+    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
+    spec.costs = s.paths.iter().map(|p| p.cost).collect();
+    spec.tunnel = s.tunnel.clone();
+    let pair = TunnelPair::start(&spec, braid_exe, TUNNEL_READY_TIMEOUT)?;
+    topo.ue().ip(&["route", "replace", "default", "dev", crate::tunnel::CLIENT_IF])?;
+    Ok(pair)
 }
 
 fn transfer_configs(s: &Scenario, cc: KernelCc, ue: SocketAddr) -> (SenderConfig, ReceiverConfig) {

@@ -1,0 +1,234 @@
+//! A `braid tunnel` pair in two namespaces: keys generated, one config file per side written,
+//! both daemons started, and readiness awaited through their status endpoints.
+//!
+//! The server (proxy) side listens on each path's upstream end; the client (UE) side binds
+//! each path's downstream end and knows the server's addresses. Inside the tunnel the server
+//! is `10.200.0.1/24` and the client `10.200.0.2/24` unless the spec says otherwise.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use braid_net::crypto::generate_keypair;
+use braid_net::metrics::{fetch_status, Snapshot};
+use braid_sim::scenario::TunnelConfig as TunnelSection;
+
+use crate::netns::{run_in, Child, NetError};
+use crate::topology::Endpoint;
+
+/// UDP port of path `i` (0-based) at the server.
+pub const BASE_PORT: u16 = 5100;
+/// Metrics port of each daemon, on its namespace's loopback.
+pub const METRICS_PORT: u16 = 9477;
+
+/// What to start.
+#[derive(Clone, Debug)]
+pub struct TunnelSpec {
+    pub server_ns: String,
+    pub client_ns: String,
+    /// Per path: (server end, client end), in path order.
+    pub paths: Vec<(Endpoint, Endpoint)>,
+    /// CPF costs, one per path.
+    pub costs: Vec<u32>,
+    pub tunnel: TunnelSection,
+    pub mtu: u16,
+    pub server_addr: Ipv4Addr,
+    pub client_addr: Ipv4Addr,
+    pub prefix_len: u8,
+    /// Liveness: silence after which a path is declared down.
+    pub dead_after_ms: u64,
+}
+
+impl TunnelSpec {
+    /// A spec with the default inner addresses, MTU 1400 and the scenario's tunnel section.
+    pub fn new(server_ns: &str, client_ns: &str, paths: Vec<(Endpoint, Endpoint)>) -> Self {
+        let costs = (1..=paths.len() as u32).collect();
+        TunnelSpec {
+            server_ns: server_ns.into(),
+            client_ns: client_ns.into(),
+            paths,
+            costs,
+            tunnel: TunnelSection::default(),
+            mtu: 1400,
+            server_addr: Ipv4Addr::new(10, 200, 0, 1),
+            client_addr: Ipv4Addr::new(10, 200, 0, 2),
+            prefix_len: 24,
+            dead_after_ms: 1000,
+        }
+    }
+}
+
+/// Two running daemons. Dropping it stops both and removes their config directory.
+pub struct TunnelPair {
+    // Field order is drop order: the daemons stop before their configs go.
+    pub server: Child,
+    pub client: Child,
+    spec: TunnelSpec,
+    dir: ConfigDir,
+}
+
+struct ConfigDir(PathBuf);
+
+impl Drop for ConfigDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// TUN device name of each side.
+pub const SERVER_IF: &str = "braid-s";
+pub const CLIENT_IF: &str = "braid-c";
+
+fn config_text(spec: &TunnelSpec, server: bool, keys: &Keys) -> Result<String, NetError> {
+    let toml_err = |e: toml::ser::Error| NetError::Sys {
+        netns: String::new(),
+        what: "writing a tunnel config".into(),
+        message: e.to_string(),
+    };
+    let (name, role, addr, private, peer) = if server {
+        (SERVER_IF, "server", spec.server_addr, &keys.server_private, &keys.client_public)
+    } else {
+        (CLIENT_IF, "client", spec.client_addr, &keys.client_private, &keys.server_public)
+    };
+    let mut t = String::new();
+    let _ = writeln!(t, "[interface]\nname = \"{name}\"\nrole = \"{role}\"");
+    let _ = writeln!(t, "address = [\"{addr}/{}\"]\nmtu = {}", spec.prefix_len, spec.mtu);
+    let _ = writeln!(t, "private_key = \"{private}\"");
+    let _ = writeln!(t, "metrics_listen = \"127.0.0.1:{METRICS_PORT}\"");
+    let _ = writeln!(t, "[peer]\npublic_key = \"{peer}\"");
+    let _ = writeln!(t, "[liveness]\ndead_after_ms = {}", spec.dead_after_ms);
+    let tunnel = toml::to_string(&spec.tunnel).map_err(toml_err)?;
+    let _ = writeln!(t, "[tunnel]\n{tunnel}");
+    for (i, ((s, c), cost)) in spec.paths.iter().zip(&spec.costs).enumerate() {
+        let port = BASE_PORT + i as u16;
+        let _ = writeln!(t, "[[path]]\nname = \"path{}\"\ncost = {cost}", i + 1);
+        if server {
+            let _ = writeln!(t, "bind = \"{}:{port}\"\ndevice = \"{}\"", s.addr, s.ifname);
+        } else {
+            let _ = writeln!(t, "bind = \"{}:0\"\ndevice = \"{}\"", c.addr, c.ifname);
+            let _ = writeln!(t, "remote = \"{}:{port}\"", s.addr);
+        }
+    }
+    Ok(t)
+}
+
+struct Keys {
+    server_private: String,
+    server_public: String,
+    client_private: String,
+    client_public: String,
+}
+
+fn keys() -> Result<Keys, NetError> {
+    let gen = || {
+        generate_keypair().map_err(|e| NetError::Sys {
+            netns: String::new(),
+            what: "generating keys".into(),
+            message: e.to_string(),
+        })
+    };
+    let (sp, spub) = gen()?;
+    let (cp, cpub) = gen()?;
+    Ok(Keys {
+        server_private: sp.to_base64().to_string(),
+        server_public: spub.to_base64(),
+        client_private: cp.to_base64().to_string(),
+        client_public: cpub.to_base64(),
+    })
+}
+
+impl TunnelPair {
+    /// Writes the configs under a fresh directory in the system temp dir, starts the server
+    /// then the client with `braid_exe`, and waits (up to `timeout`) until both report an
+    /// established session.
+    pub fn start(spec: &TunnelSpec, braid_exe: &Path, timeout: Duration) -> Result<Self, NetError> {
+        let dir = std::env::temp_dir().join(format!("{}-tunnel", spec.client_ns));
+        fs::create_dir_all(&dir).map_err(|e| io_err(&spec.client_ns, "creating config dir", e))?;
+        let dir = ConfigDir(dir);
+        let keys = keys()?;
+        let mut files = Vec::new();
+        for (server, tag) in [(true, "server"), (false, "client")] {
+            let path = dir.0.join(format!("{tag}.toml"));
+            let text = config_text(spec, server, &keys)?;
+            write_private(&path, &text).map_err(|e| io_err(&spec.client_ns, "writing config", e))?;
+            files.push(path);
+        }
+        let exe = braid_exe.to_string_lossy();
+        let start = |ns: &str, file: &Path| {
+            Child::spawn(Some(ns), &exe, &["tunnel", "--config", &file.to_string_lossy()])
+        };
+        let server = start(&spec.server_ns, &files[0])?;
+        let client = start(&spec.client_ns, &files[1])?;
+        let pair = TunnelPair { server, client, spec: spec.clone(), dir };
+        pair.wait_established(timeout)?;
+        Ok(pair)
+    }
+
+    fn wait_established(&self, timeout: Duration) -> Result<(), NetError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let s = self.server_status().ok().is_some_and(|s| s.established);
+            let c = self.client_status().ok().is_some_and(|s| s.established);
+            if s && c {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(NetError::NotReady {
+                    what: "braid tunnel pair".into(),
+                    marker: "established".into(),
+                    timeout_ms: timeout.as_millis() as u64,
+                    status: format!("server established {s}, client established {c}"),
+                    output: format!(
+                        "server: {}\nclient: {}",
+                        self.server.output_tail(),
+                        self.client.output_tail()
+                    ),
+                });
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The server daemon's status document.
+    pub fn server_status(&self) -> Result<Snapshot, NetError> {
+        status(&self.spec.server_ns)
+    }
+
+    /// The client daemon's status document.
+    pub fn client_status(&self) -> Result<Snapshot, NetError> {
+        status(&self.spec.client_ns)
+    }
+
+    pub fn spec(&self) -> &TunnelSpec {
+        &self.spec
+    }
+
+    /// Where the configs are (they hold private keys; removed on drop).
+    pub fn config_dir(&self) -> &Path {
+        &self.dir.0
+    }
+}
+
+fn status(ns: &str) -> Result<Snapshot, NetError> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, METRICS_PORT));
+    run_in(ns, move || fetch_status(addr))?.map_err(|e| NetError::Sys {
+        netns: ns.to_string(),
+        what: "reading tunnel status".into(),
+        message: e.to_string(),
+    })
+}
+
+/// Writes a file readable by its owner only: it holds a private key.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    f.write_all(text.as_bytes())
+}
+
+fn io_err(ns: &str, what: &str, e: std::io::Error) -> NetError {
+    NetError::Sys { netns: ns.to_string(), what: what.into(), message: e.to_string() }
+}

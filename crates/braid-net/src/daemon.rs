@@ -1,0 +1,550 @@
+//! The tunnel daemon's event loop: one thread, `ppoll` over the TUN device, the path sockets and
+//! a signalfd, with braid-core's sender and receiver doing the protocol work.
+//!
+//! Why a poll loop and not an async runtime: the hot path is a handful of descriptors whose
+//! every wake-up does the same thing (read batches, run the core, write batches), and the
+//! core's timers are a single deadline (`poll_timeout`). A loop on `ppoll` with a nanosecond
+//! timeout wakes exactly for them, keeps every packet on one core without a task hop, and makes
+//! the order of work explicit. The metrics endpoint, the only other I/O, runs on its own thread.
+//!
+//! Each wake-up:
+//! 1. reads the TUN device and every readable path socket in batches (bounded per wake-up so
+//!    one busy descriptor cannot starve the others);
+//! 2. opens each datagram (authenticated decryption), and hands data to the receiver, feedback
+//!    to the sender, probes to liveness;
+//! 3. writes what the receiver releases to the TUN device (GRO-coalesced), then sends feedback,
+//!    handshake and probe messages and the sender's transmissions, sealed, in GSO trains.
+//!
+//! A datagram on the wire: `envelope header | braid frame (data, feedback or probe) | tag`.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant as WallInstant, SystemTime, UNIX_EPOCH};
+
+use braid_core::tunnel::{TunnelReceiver, TunnelSender};
+use braid_core::wire::{
+    frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN, PROBE_LEN,
+};
+use braid_core::Instant;
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use tracing::{info, warn};
+
+use crate::config::{DaemonConfig, KeySource, Role};
+use crate::crypto::{self, Opened, PresharedKey, PrivateKey, PublicKey, Session, SessionConfig};
+use crate::liveness::{Change, Liveness};
+use crate::metrics::{self, PathSnapshot, Shared, Snapshot};
+use crate::pool::{Pkt, Pool};
+use crate::tun::Tun;
+use crate::udp::{PathSocket, RecvBatch, SendTrain};
+
+/// Outer IPv4 + UDP headers.
+const IPV4_UDP_BYTES: u32 = 28;
+/// Outer IPv6 + UDP headers.
+const IPV6_UDP_BYTES: u32 = 48;
+/// How late a pacing slot may be caught up (see `TunnelConfig::pacing_catch_up`): about ten
+/// wake-up latencies of this VM, and Linux fq's default quantum at 1 Gbit/s is of this order.
+const PACING_CATCH_UP: Duration = Duration::from_millis(1);
+/// Batches read from one descriptor per wake-up before the others get their turn.
+const READ_BUDGET: usize = 8;
+/// How often the metrics snapshot is refreshed.
+const PUBLISH_EVERY: Duration = Duration::from_millis(100);
+/// Largest frame the daemon builds besides data: a feedback frame or a probe.
+const CONTROL_FRAME_MAX: usize = braid_core::wire::feedback::FEEDBACK_MAX_LEN;
+
+/// Why the daemon stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Tun(#[from] crate::tun::TunError),
+    #[error(transparent)]
+    Path(#[from] crate::udp::PathError),
+    #[error(transparent)]
+    Metrics(#[from] metrics::MetricsError),
+    #[error(transparent)]
+    Crypto(#[from] crypto::CryptoError),
+    #[error("{0}")]
+    Config(String),
+    #[error("{what}: {source}")]
+    Io { what: &'static str, source: io::Error },
+}
+
+fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> DaemonError {
+    move |source| DaemonError::Io { what, source }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct PathCounters {
+    rx_pkts: u64,
+    rx_bytes: u64,
+    socket_drops: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    tun_rx: u64,
+    tun_tx: u64,
+    rejected: u64,
+}
+
+/// Everything but the descriptors: the protocol state the loop drives.
+struct State {
+    role: Role,
+    session: Session,
+    tx: TunnelSender<Pkt>,
+    rx: TunnelReceiver<Pkt>,
+    pool: Pool,
+    live: Liveness,
+    remotes: Vec<Option<SocketAddr>>,
+    paths: Vec<PathCounters>,
+    counters: Counters,
+    /// Handshake responses and probe answers to send after the current receive batch.
+    replies: Vec<(usize, SocketAddr, Vec<u8>)>,
+    reply_buf: Vec<u8>,
+}
+
+/// The descriptors and their buffers.
+struct Io {
+    tun: Tun,
+    socks: Vec<PathSocket>,
+    trains: Vec<SendTrain>,
+    recv: RecvBatch,
+    signals: SignalFd,
+    pollfds: Vec<libc::pollfd>,
+}
+
+/// A running tunnel endpoint.
+pub struct Daemon {
+    cfg: DaemonConfig,
+    start: WallInstant,
+    io: Io,
+    st: State,
+    shared: Shared,
+    next_publish: Instant,
+}
+
+impl Daemon {
+    /// Sets everything up: blocks SIGINT/SIGTERM into a signalfd (before any thread starts, so
+    /// every thread inherits the mask), opens the path sockets, creates the TUN device, starts
+    /// the metrics endpoint. Any failure leaves nothing behind: what was created is closed as
+    /// the half-built daemon drops.
+    pub fn new(cfg: DaemonConfig) -> Result<Daemon, DaemonError> {
+        let session = new_session(&cfg)?;
+        let mut mask = SigSet::empty();
+        mask.add(Signal::SIGINT);
+        mask.add(Signal::SIGTERM);
+        mask.thread_block().map_err(|e| io_err("blocking SIGINT/SIGTERM")(e.into()))?;
+        let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+            .map_err(|e| io_err("creating the signalfd")(e.into()))?;
+
+        let socks = cfg
+            .paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PathSocket::open(i, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let tun = Tun::create(&cfg.name, cfg.mtu, &cfg.addresses)?;
+
+        let mut core = cfg.core_config();
+        let outer = if cfg.paths[0].bind.is_ipv4() { IPV4_UDP_BYTES } else { IPV6_UDP_BYTES };
+        core.header_bytes = outer + (crypto::OVERHEAD + DATA_HEADER_LEN) as u32;
+        core.mss_bytes = u64::from(u32::from(cfg.mtu) + core.header_bytes);
+        core.pacing_catch_up = PACING_CATCH_UP;
+        core.validate().map_err(|e| DaemonError::Config(format!("tunnel.{e}")))?;
+
+        let max_datagram = crypto::OVERHEAD + DATA_HEADER_LEN + usize::from(cfg.mtu);
+        let trains =
+            socks.iter().map(|s| SendTrain::new(s.max_gso_segments(), max_datagram)).collect();
+        let shared: Shared = Arc::new(Mutex::new(Snapshot::default()));
+        if let Some(addr) = cfg.metrics_listen {
+            metrics::serve(addr, Arc::clone(&shared))?;
+        }
+        let mut pollfds = vec![pollfd(tun.raw_fd()), pollfd(signals.as_raw_fd())];
+        pollfds.extend(socks.iter().map(|s| pollfd(s.raw_fd())));
+
+        let now = Instant::ZERO;
+        let n = cfg.paths.len();
+        let remotes: Vec<Option<SocketAddr>> = cfg.paths.iter().map(|p| p.remote).collect();
+        let mut live = Liveness::new(cfg.liveness, n, now);
+        let mut tx = TunnelSender::new(&core);
+        for (i, r) in remotes.iter().enumerate() {
+            // A server path is usable once the client has spoken on it.
+            if r.is_none() {
+                live.mark_down(i);
+                tx.set_path_up(now, i, false);
+            }
+        }
+        let st = State {
+            role: cfg.role,
+            session,
+            rx: TunnelReceiver::new(&core),
+            tx,
+            pool: Pool::new(usize::from(cfg.mtu), 4096),
+            live,
+            remotes,
+            paths: vec![PathCounters::default(); n],
+            counters: Counters::default(),
+            replies: Vec::new(),
+            reply_buf: vec![0u8; 256],
+        };
+        let io = Io { tun, socks, trains, recv: RecvBatch::default(), signals, pollfds };
+        info!(interface = %cfg.name, role = %cfg.role, paths = n, "braid tunnel: up");
+        Ok(Daemon { cfg, start: WallInstant::now(), io, st, shared, next_publish: now })
+    }
+
+    fn now(&self) -> Instant {
+        Instant::from_nanos(self.start.elapsed().as_nanos() as u64)
+    }
+
+    /// Runs until SIGINT or SIGTERM.
+    pub fn run(&mut self) -> Result<(), DaemonError> {
+        loop {
+            let now = self.now();
+            if self.st.tx.poll_timeout().is_some_and(|t| t <= now) {
+                self.st.tx.handle_timeout(now);
+            }
+            self.st.session.handle_timeout(now);
+            self.output(now);
+            if now >= self.next_publish {
+                self.publish(now);
+                self.next_publish = now + PUBLISH_EVERY;
+            }
+            let deadline = self.deadline();
+            let timeout = deadline.map(|d| d.saturating_since(self.now()));
+            self.wait(timeout)?;
+            if self.io.pollfds[1].revents != 0 {
+                if let Ok(Some(sig)) = self.io.signals.read_signal() {
+                    info!(signal = sig.ssi_signo, "braid tunnel: shutting down");
+                    return Ok(());
+                }
+            }
+            let now = self.now();
+            if self.io.pollfds[0].revents != 0 {
+                self.read_tun(now)?;
+            }
+            for i in 0..self.io.socks.len() {
+                if self.io.pollfds[2 + i].revents != 0 {
+                    self.read_path(now, i);
+                }
+            }
+        }
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        [
+            self.st.tx.poll_timeout(),
+            self.st.rx.poll_timeout(),
+            self.st.live.poll_timeout(),
+            self.st.session.poll_timeout(),
+            Some(self.next_publish),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn wait(&mut self, timeout: Option<Duration>) -> Result<(), DaemonError> {
+        for p in &mut self.io.pollfds {
+            p.revents = 0;
+        }
+        let ts = timeout.map(|d| libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        });
+        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `pollfds` is a live, correctly sized array of pollfd; `ts_ptr` is null or
+        // points at a timespec that outlives the call; no signal mask change.
+        let r = unsafe {
+            libc::ppoll(
+                self.io.pollfds.as_mut_ptr(),
+                self.io.pollfds.len() as libc::nfds_t,
+                ts_ptr,
+                std::ptr::null(),
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(io_err("ppoll")(e));
+            }
+        }
+        Ok(())
+    }
+
+    fn read_tun(&mut self, now: Instant) -> Result<(), DaemonError> {
+        let st = &mut self.st;
+        for _ in 0..READ_BUDGET {
+            let n = self
+                .io
+                .tun
+                .read_batch(|packet| {
+                    st.counters.tun_rx += 1;
+                    // Too long a packet cannot come from a device of this MTU; refused if so.
+                    if let Some(pkt) = st.pool.alloc_from(packet) {
+                        let _ = st.tx.handle_packet(now, pkt, packet.len() as u32);
+                    }
+                })
+                .map_err(io_err("reading the TUN device"))?;
+            if n == 0 {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn read_path(&mut self, now: Instant, i: usize) {
+        let st = &mut self.st;
+        let sock = &self.io.socks[i];
+        for _ in 0..READ_BUDGET {
+            match sock.recv_batch(&mut self.io.recv, |src, d| st.on_datagram(now, i, src, d)) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    warn!(path = i, error = %e, "receive failed");
+                    break;
+                }
+            }
+        }
+        for (path, dest, bytes) in self.st.replies.drain(..) {
+            if let Err(e) = self.io.socks[path].send(dest, &bytes, None) {
+                warn!(path, error = %e, "sending a reply failed");
+            }
+        }
+    }
+
+    /// Everything the state has to say at `now`: handshakes, probes, liveness decisions,
+    /// released packets, feedback, transmissions.
+    fn output(&mut self, now: Instant) {
+        let (io, st) = (&mut self.io, &mut self.st);
+        let mut hs = [0u8; 256];
+        while let Ok(Some(n)) = st.session.poll_handshake(now, &mut hs) {
+            st.send_everywhere(io, &hs[..n]);
+        }
+        if let Ok(Some(n)) = st.session.poll_keepalive(now, &mut hs) {
+            st.send_everywhere(io, &hs[..n]);
+        }
+        while let Some(change) = st.live.poll_change(now) {
+            if let Change::Down(i) = change {
+                warn!(path = %self.cfg.paths[i].name, "path down: nothing heard for dead_after");
+                st.tx.set_path_up(now, i, false);
+            }
+        }
+        if !st.session.is_established() {
+            return;
+        }
+        while let Some(i) = st.live.poll_probe(now) {
+            let probe = Probe { kind: ProbeKind::Request, path_id: i as u8, timestamp_ns: now.as_nanos() };
+            st.send_control(io, now, i, |b| probe.emit(b).unwrap_or(0));
+        }
+        while let Some(r) = st.rx.poll_deliver(now) {
+            st.counters.tun_tx += 1;
+            let _ = r.payload.with(|b| io.tun.queue_write(b));
+        }
+        let _ = io.tun.flush();
+        while st.rx.poll_rejected().is_some() {}
+        while let Some(fb) = st.rx.poll_feedback(now) {
+            st.send_control(io, now, fb.path_id as usize, |b| fb.emit(b).unwrap_or(0));
+        }
+        while let Some(t) = st.tx.poll_transmit(now) {
+            let Some(dest) = st.remotes[t.path] else { continue };
+            let len = t.payload.len();
+            let session = &mut st.session;
+            let r = io.trains[t.path].push(&io.socks[t.path], dest, crypto::OVERHEAD + DATA_HEADER_LEN + len, |buf| {
+                let plain = &mut buf[crypto::HEADER_LEN..];
+                let h = t.header.emit(plain).unwrap_or(0);
+                let n = t.payload.copy_to(&mut plain[h..]).unwrap_or(0);
+                session.seal(now, buf, h + n).unwrap_or(0)
+            });
+            if r.is_err() {
+                st.paths[t.path].socket_drops += 1;
+            }
+        }
+        for (i, train) in io.trains.iter_mut().enumerate() {
+            if train.flush(&io.socks[i]).is_err() {
+                st.paths[i].socket_drops += 1;
+            }
+        }
+    }
+
+    fn publish(&mut self, now: Instant) {
+        let st = &self.st;
+        let paths = (0..self.cfg.paths.len())
+            .map(|i| {
+                let m = st.tx.path_metrics(i);
+                let s = st.tx.path_stats(i);
+                let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
+                PathSnapshot {
+                    name: self.cfg.paths[i].name.clone(),
+                    up: st.live.is_up(i),
+                    remote: st.remotes[i].map(|r| r.to_string()),
+                    cwnd_bytes: m.cc.cwnd_bytes,
+                    in_flight_bytes: m.in_flight_bytes,
+                    srtt_ms: ms(m.srtt),
+                    min_rtt_ms: ms(m.min_rtt),
+                    pacing_rate_bps: m.cc.pacing_rate_bytes_per_s.map(|r| r * 8),
+                    cc_phase: m.cc.phase.as_str().to_string(),
+                    pacing_queue_pkts: m.pacing_queue_pkts,
+                    tx_pkts: s.sent_pkts,
+                    tx_bytes: s.sent_bytes,
+                    rx_pkts: st.paths[i].rx_pkts,
+                    rx_bytes: st.paths[i].rx_bytes,
+                    lost_pkts: s.lost_pkts,
+                    rto_count: s.rto_count,
+                    socket_drops: st.paths[i].socket_drops,
+                }
+            })
+            .collect();
+        let rs = st.rx.stats();
+        let snap = Snapshot {
+            interface: self.cfg.name.clone(),
+            role: self.cfg.role.to_string(),
+            established: st.session.is_established(),
+            uptime_s: now.as_secs_f64(),
+            handshakes: st.session.counters().handshakes_completed,
+            rejected_datagrams: st.counters.rejected,
+            tun_rx_pkts: st.counters.tun_rx,
+            tun_tx_pkts: st.counters.tun_tx,
+            sched_queue_pkts: st.tx.queue_len(),
+            sched_drops: st.tx.stats().sched_drops,
+            reorder_pkts: st.rx.reorder_len(),
+            reorder_wait_limit_ms: st.rx.wait_limit().as_secs_f64() * 1e3,
+            reorder_duplicates: rs.duplicate_pkts,
+            reorder_released_on_timeout: rs.reorder.released_on_timeout,
+            paths,
+        };
+        if let Ok(mut s) = self.shared.lock() {
+            *s = snap;
+        }
+    }
+}
+
+impl State {
+    /// One datagram from path `i`'s socket.
+    fn on_datagram(&mut self, now: Instant, i: usize, src: SocketAddr, datagram: &mut [u8]) {
+        let len = datagram.len() as u64;
+        let plain = match self.session.open(now, datagram, &mut self.reply_buf) {
+            Ok(Opened::Data(plain)) => plain,
+            Ok(Opened::Reply(n)) => {
+                self.replies.push((i, src, self.reply_buf[..n].to_vec()));
+                return;
+            }
+            Ok(Opened::Established) => {
+                info!("braid tunnel: session established");
+                return;
+            }
+            Err(_) => {
+                self.counters.rejected += 1;
+                return;
+            }
+        };
+        self.paths[i].rx_pkts += 1;
+        self.paths[i].rx_bytes += len;
+        if self.role == Role::Server && self.remotes[i] != Some(src) {
+            // NAT rebinding, or the client's first packet on this path: follow the peer.
+            info!(path = i, remote = %src, "path remote address learned");
+            self.remotes[i] = Some(src);
+        }
+        if let Some(Change::Up(_)) = self.live.on_receive(now, i) {
+            info!(path = i, "path up");
+            self.tx.set_path_up(now, i, true);
+        }
+        if plain.is_empty() {
+            return; // a keepalive: it proved the path, nothing more
+        }
+        match frame_type(plain) {
+            Ok(FrameType::Data) => {
+                let Ok((h, payload)) = DataHeader::parse(plain) else {
+                    self.counters.rejected += 1;
+                    return;
+                };
+                if usize::from(h.path_id) != i {
+                    self.counters.rejected += 1;
+                    return;
+                }
+                if let Some(pkt) = self.pool.alloc_from(payload) {
+                    let _ = self.rx.handle_data(now, &h, pkt);
+                }
+            }
+            Ok(FrameType::Feedback) => match Feedback::parse(plain) {
+                Ok(fb) if usize::from(fb.path_id) == i => self.tx.handle_feedback(now, &fb),
+                _ => self.counters.rejected += 1,
+            },
+            Ok(FrameType::Probe) => match Probe::parse(plain) {
+                Ok(p) if p.kind == ProbeKind::Request && usize::from(p.path_id) == i => {
+                    let mut frame = [0u8; PROBE_LEN + crypto::OVERHEAD];
+                    let r = p.response();
+                    let _ = r.emit(&mut frame[crypto::HEADER_LEN..]);
+                    if let Ok(n) = self.session.seal(now, &mut frame, PROBE_LEN) {
+                        self.replies.push((i, src, frame[..n].to_vec()));
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => self.counters.rejected += 1,
+            },
+            Err(_) => self.counters.rejected += 1,
+        }
+    }
+
+    /// Sends `datagram` on every path whose remote is known (handshakes and keepalives).
+    fn send_everywhere(&self, io: &Io, datagram: &[u8]) {
+        for (i, remote) in self.remotes.iter().enumerate() {
+            if let Some(dest) = remote {
+                let _ = io.socks[i].send(*dest, datagram, None);
+            }
+        }
+    }
+
+    /// Seals a control frame written by `emit` and queues it on path `i`'s train.
+    fn send_control(&mut self, io: &mut Io, now: Instant, i: usize, emit: impl FnOnce(&mut [u8]) -> usize) {
+        let Some(dest) = self.remotes.get(i).copied().flatten() else { return };
+        let session = &mut self.session;
+        let r = io.trains[i].push(&io.socks[i], dest, crypto::OVERHEAD + CONTROL_FRAME_MAX, |buf| {
+            let end = buf.len() - crypto::TAG_LEN;
+            let n = emit(&mut buf[crypto::HEADER_LEN..end]);
+            session.seal(now, buf, n).unwrap_or(0)
+        });
+        if r.is_err() {
+            self.paths[i].socket_drops += 1;
+        }
+    }
+}
+
+/// The session for `cfg`'s keys, with key indices seeded from the OS random source so that a
+/// restarted daemon does not reuse the last run's indices.
+fn new_session(cfg: &DaemonConfig) -> Result<Session, DaemonError> {
+    use ring::rand::SecureRandom;
+    let key_err = |field: &str, e: crypto::KeyError| DaemonError::Config(format!("{field}: {e}"));
+    let local_text = match &cfg.private_key {
+        KeySource::Inline(k) => k.clone(),
+        KeySource::File(path) => std::fs::read_to_string(path).map_err(|e| {
+            DaemonError::Config(format!("interface.private_key_file: {}: {e}", path.display()))
+        })?,
+    };
+    let local = PrivateKey::from_base64(local_text.trim())
+        .map_err(|e| key_err("interface.private_key", e))?;
+    let peer = PublicKey::from_base64(&cfg.peer_public_key)
+        .map_err(|e| key_err("peer.public_key", e))?;
+    let psk = cfg
+        .preshared_key
+        .as_deref()
+        .map(PresharedKey::from_base64)
+        .transpose()
+        .map_err(|e| key_err("peer.preshared_key", e))?;
+    let mut seed = [0u8; 8];
+    ring::rand::SystemRandom::new()
+        .fill(&mut seed)
+        .map_err(|_| DaemonError::Config("the OS random source failed".into()))?;
+    let role = match cfg.role {
+        Role::Client => crypto::Role::Initiator,
+        Role::Server => crypto::Role::Responder,
+    };
+    let config = SessionConfig { role, local, peer, psk, index_seed: u64::from_le_bytes(seed) };
+    let unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    Ok(Session::new(config, Instant::ZERO, unix))
+}
+
+fn pollfd(fd: RawFd) -> libc::pollfd {
+    libc::pollfd { fd, events: libc::POLLIN, revents: 0 }
+}

@@ -1,0 +1,82 @@
+//! `braid tunnel`: run a tunnel endpoint in the foreground, or print a running one's status.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use braid_net::config::DaemonConfig;
+use braid_net::daemon::Daemon;
+use braid_net::metrics::fetch_status;
+use clap::{Args, Subcommand};
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct TunnelArgs {
+    #[command(subcommand)]
+    action: Option<TunnelAction>,
+    /// Configuration file (TOML): [interface], [peer], [tunnel], [[path]].
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Log as JSON lines instead of text (RUST_LOG filters, default info).
+    #[arg(long)]
+    log_json: bool,
+}
+
+#[derive(Subcommand)]
+enum TunnelAction {
+    /// Print a running endpoint's paths, windows and counters as a table.
+    Status {
+        /// The endpoint's configuration file (its interface.metrics_listen is asked).
+        #[arg(long, value_name = "FILE", conflicts_with = "metrics")]
+        config: Option<PathBuf>,
+        /// The endpoint's metrics address, e.g. 127.0.0.1:9477.
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<SocketAddr>,
+        /// Print the status document as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(args: TunnelArgs) -> Result<()> {
+    match args.action {
+        Some(TunnelAction::Status { config, metrics, json }) => status(config, metrics, json),
+        None => {
+            let Some(path) = args.config else { bail!("--config FILE is required") };
+            init_logging(args.log_json);
+            let cfg = DaemonConfig::load(&path).with_context(|| format!("{}", path.display()))?;
+            let mut daemon = Daemon::new(cfg)?;
+            daemon.run()?;
+            Ok(())
+        }
+    }
+}
+
+fn status(config: Option<PathBuf>, metrics: Option<SocketAddr>, json: bool) -> Result<()> {
+    let addr = match (config, metrics) {
+        (_, Some(addr)) => addr,
+        (Some(path), None) => DaemonConfig::load(&path)
+            .with_context(|| format!("{}", path.display()))?
+            .metrics_listen
+            .context("interface.metrics_listen is not set in that configuration")?,
+        (None, None) => bail!("give --config FILE or --metrics ADDR"),
+    };
+    let snap = fetch_status(addr)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&snap)?);
+    } else {
+        print!("{}", snap.to_table());
+    }
+    Ok(())
+}
+
+fn init_logging(json: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
