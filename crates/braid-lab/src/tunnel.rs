@@ -153,7 +153,8 @@ impl TunnelPair {
         for (server, tag) in [(true, "server"), (false, "client")] {
             let path = dir.0.join(format!("{tag}.toml"));
             let text = config_text(spec, server, &keys)?;
-            write_private(&path, &text).map_err(|e| io_err(&spec.client_ns, "writing config", e))?;
+            write_private(&path, &text)
+                .map_err(|e| io_err(&spec.client_ns, "writing config", e))?;
             files.push(path);
         }
         let exe = braid_exe.to_string_lossy();
@@ -225,7 +226,8 @@ fn status(ns: &str) -> Result<Snapshot, NetError> {
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f = fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    let mut f =
+        fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
     f.write_all(text.as_bytes())
 }
 

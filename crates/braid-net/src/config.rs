@@ -448,7 +448,10 @@ cost = 7
             (format!("{CLIENT}[liveness]\nprobe_interval_ms = 5\n"), "liveness.probe_interval_ms"),
             (format!("{CLIENT}[liveness]\ndead_after_ms = 150\n"), "liveness.dead_after_ms"),
             (CLIENT.replace("cc = \"cubic\"", "cc = \"cubic\"\nsched_queue_pkts = 0"), "tunnel."),
-            (CLIENT.replace("cc = \"cubic\"", "cc = \"cubic\"\nheader_bytes = 40"), "tunnel.header_bytes"),
+            (
+                CLIENT.replace("cc = \"cubic\"", "cc = \"cubic\"\nheader_bytes = 40"),
+                "tunnel.header_bytes",
+            ),
         ];
         for (text, field) in cases {
             let got = err_field(&text);

@@ -335,7 +335,8 @@ impl Daemon {
             return;
         }
         while let Some(i) = st.live.poll_probe(now) {
-            let probe = Probe { kind: ProbeKind::Request, path_id: i as u8, timestamp_ns: now.as_nanos() };
+            let probe =
+                Probe { kind: ProbeKind::Request, path_id: i as u8, timestamp_ns: now.as_nanos() };
             st.send_control(io, now, i, |b| probe.emit(b).unwrap_or(0));
         }
         while let Some(r) = st.rx.poll_deliver(now) {
@@ -351,12 +352,17 @@ impl Daemon {
             let Some(dest) = st.remotes[t.path] else { continue };
             let len = t.payload.len();
             let session = &mut st.session;
-            let r = io.trains[t.path].push(&io.socks[t.path], dest, crypto::OVERHEAD + DATA_HEADER_LEN + len, |buf| {
-                let plain = &mut buf[crypto::HEADER_LEN..];
-                let h = t.header.emit(plain).unwrap_or(0);
-                let n = t.payload.copy_to(&mut plain[h..]).unwrap_or(0);
-                session.seal(now, buf, h + n).unwrap_or(0)
-            });
+            let r = io.trains[t.path].push(
+                &io.socks[t.path],
+                dest,
+                crypto::OVERHEAD + DATA_HEADER_LEN + len,
+                |buf| {
+                    let plain = &mut buf[crypto::HEADER_LEN..];
+                    let h = t.header.emit(plain).unwrap_or(0);
+                    let n = t.payload.copy_to(&mut plain[h..]).unwrap_or(0);
+                    session.seal(now, buf, h + n).unwrap_or(0)
+                },
+            );
             if r.is_err() {
                 st.paths[t.path].socket_drops += 1;
             }
@@ -497,14 +503,21 @@ impl State {
     }
 
     /// Seals a control frame written by `emit` and queues it on path `i`'s train.
-    fn send_control(&mut self, io: &mut Io, now: Instant, i: usize, emit: impl FnOnce(&mut [u8]) -> usize) {
+    fn send_control(
+        &mut self,
+        io: &mut Io,
+        now: Instant,
+        i: usize,
+        emit: impl FnOnce(&mut [u8]) -> usize,
+    ) {
         let Some(dest) = self.remotes.get(i).copied().flatten() else { return };
         let session = &mut self.session;
-        let r = io.trains[i].push(&io.socks[i], dest, crypto::OVERHEAD + CONTROL_FRAME_MAX, |buf| {
-            let end = buf.len() - crypto::TAG_LEN;
-            let n = emit(&mut buf[crypto::HEADER_LEN..end]);
-            session.seal(now, buf, n).unwrap_or(0)
-        });
+        let r =
+            io.trains[i].push(&io.socks[i], dest, crypto::OVERHEAD + CONTROL_FRAME_MAX, |buf| {
+                let end = buf.len() - crypto::TAG_LEN;
+                let n = emit(&mut buf[crypto::HEADER_LEN..end]);
+                session.seal(now, buf, n).unwrap_or(0)
+            });
         if r.is_err() {
             self.paths[i].socket_drops += 1;
         }
@@ -524,8 +537,8 @@ fn new_session(cfg: &DaemonConfig) -> Result<Session, DaemonError> {
     };
     let local = PrivateKey::from_base64(local_text.trim())
         .map_err(|e| key_err("interface.private_key", e))?;
-    let peer = PublicKey::from_base64(&cfg.peer_public_key)
-        .map_err(|e| key_err("peer.public_key", e))?;
+    let peer =
+        PublicKey::from_base64(&cfg.peer_public_key).map_err(|e| key_err("peer.public_key", e))?;
     let psk = cfg
         .preshared_key
         .as_deref()

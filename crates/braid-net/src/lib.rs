@@ -7,9 +7,9 @@
 
 pub mod config;
 pub mod crypto;
+pub mod daemon;
 pub mod liveness;
 pub mod metrics;
 pub mod pool;
 pub mod tun;
 pub mod udp;
-pub mod daemon;

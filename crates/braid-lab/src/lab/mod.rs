@@ -24,11 +24,11 @@ use braid_sim::scenario::E2eKind;
 use braid_sim::Scenario;
 
 use crate::netns::NetError;
-use crate::tunnel::{TunnelPair, TunnelSpec};
 use crate::topology::{Emulator, LinkCounters, Topology, TopologyOptions};
 use crate::transfer::{
     run_pair, KernelCc, ReceiverConfig, SenderConfig, TransferError, TransferReport,
 };
+use crate::tunnel::{TunnelPair, TunnelSpec};
 pub use report::{LabDrops, LabE2eReport, LabInfo, LabPathReport, LabReport};
 
 /// Port the receiver listens on at the UE.
@@ -56,7 +56,6 @@ pub enum LabError {
     /// A scenario field the lab cannot run.
     #[error("{field} = {value}: {allowed}")]
     Unsupported { field: &'static str, value: String, allowed: String },
-
 
     #[error("interrupted; the test bed was torn down")]
     Interrupted,
