@@ -200,7 +200,11 @@ fn run_once(
 /// Starts the tunnel on proxy (server) and UE (client) over every path, and routes the UE's
 /// traffic into it (the server already routes everything to the proxy, which owns the tunnel
 /// subnet on its TUN device).
-fn start_tunnel(topo: &Topology, s: &Scenario, braid_exe: &Path) -> Result<TunnelPair, LabError> {
+pub fn start_tunnel(
+    topo: &Topology,
+    s: &Scenario,
+    braid_exe: &Path,
+) -> Result<TunnelPair, LabError> {
     let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
     let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
     spec.costs = s.paths.iter().map(|p| p.cost).collect();
@@ -210,7 +214,12 @@ fn start_tunnel(topo: &Topology, s: &Scenario, braid_exe: &Path) -> Result<Tunne
     Ok(pair)
 }
 
-fn transfer_configs(s: &Scenario, cc: KernelCc, ue: SocketAddr) -> (SenderConfig, ReceiverConfig) {
+/// The sender's and receiver's settings for `s`'s download to `ue`.
+pub fn transfer_configs(
+    s: &Scenario,
+    cc: KernelCc,
+    ue: SocketAddr,
+) -> (SenderConfig, ReceiverConfig) {
     let path1_mbps = s.paths.first().map_or(1.0, |p| p.rate_mbps).max(0.1);
     let ideal_s = s.e2e.bytes as f64 * 8.0 / (path1_mbps * 1e6);
     let timeout = TIMEOUT_SLACK + Duration::from_secs_f64(ideal_s * TIMEOUT_FACTOR);
