@@ -2,6 +2,7 @@
 //! emulator (`braid linkem`) for kernels without netem, and lab runs of real kernel TCP through
 //! the tunnel (`braid lab`).
 
+pub mod bench;
 pub mod lab;
 pub mod linkem;
 pub mod netns;

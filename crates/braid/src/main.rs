@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use braid_sim::{run, run_with_baseline, RunOutput, Scenario};
 use clap::{Parser, Subcommand};
 
+mod bench_tunnel;
 mod keys;
 mod tunnel;
 
@@ -58,8 +59,12 @@ enum Command {
     LabTransfer(lab::TransferArgs),
     /// Run a tunnel endpoint (client or server) in the foreground, or show one's status.
     Tunnel(tunnel::TunnelArgs),
-    /// Time the default nested scenario (BBR over BBR tunnels, CPF, 300 MB).
+    /// Time the default nested scenario (BBR over BBR tunnels, CPF, 300 MB), or with
+    /// `tunnel`, kernel TCP through a real tunnel path against the same transfer without it.
+    #[command(args_conflicts_with_subcommands = true)]
     Bench {
+        #[command(subcommand)]
+        target: Option<BenchTarget>,
         /// Repetitions; the best and median wall times are reported.
         #[arg(long, default_value_t = 3)]
         repeat: u32,
@@ -71,6 +76,13 @@ enum Command {
     /// Emulate a link (rate, delay, buffer, loss, CoDel) between two interfaces, for kernels
     /// without tc netem.
     Linkem(Box<linkem::LinkemArgs>),
+}
+
+#[derive(Subcommand)]
+enum BenchTarget {
+    /// TCP through one `braid tunnel` path over an unlimited veth pair, next to the same
+    /// transfer without the tunnel (needs root).
+    Tunnel(bench_tunnel::BenchTunnelArgs),
 }
 
 fn main() -> ExitCode {
@@ -102,7 +114,8 @@ fn real_main() -> Result<()> {
             Ok(())
         }
         Command::Demo { scenario } => demo(&scenario),
-        Command::Bench { repeat } => bench(repeat.max(1)),
+        Command::Bench { target: None, repeat } => bench(repeat.max(1)),
+        Command::Bench { target: Some(BenchTarget::Tunnel(args)), .. } => bench_tunnel::run(args),
         Command::Lab(args) => lab::run(args),
         Command::LabTransfer(args) => lab::transfer(args),
         Command::Genkey => keys::genkey(),

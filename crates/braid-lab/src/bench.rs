@@ -1,0 +1,147 @@
+//! `braid bench tunnel`: kernel TCP through one tunnel path over an unlimited veth pair, next to
+//! the same transfer over the veth without the tunnel, with the tunnel's CPU cost.
+//!
+//! Two namespaces joined by one veth pair with the kernel's default offloads (an unlimited,
+//! delay-free link: what the tunnel itself costs is all that is measured). The baseline is a
+//! TCP download over the veth; the tunnel run is the same download to the client's tunnel
+//! address through a `braid tunnel` pair with one path. CPU is the user + system time of both
+//! daemons over the tunnel transfer (from `/proc/PID/stat`), per Gbit carried.
+
+use std::fs;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::netns::{unique_prefix, veth_pair, NetError, Netns};
+use crate::topology::Endpoint;
+use crate::transfer::{run_pair, KernelCc, ReceiverConfig, SenderConfig, TransferError};
+use crate::tunnel::{TunnelPair, TunnelSpec};
+
+const PORT: u16 = 5201;
+
+/// What one benchmark run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct TunnelBench {
+    pub bytes: u64,
+    pub cc: String,
+    pub tunnel_cc: String,
+    pub baseline_gbps: f64,
+    pub tunnel_gbps: f64,
+    /// Tunnel throughput over baseline throughput.
+    pub ratio: f64,
+    /// CPU seconds of both daemons (user + system) per Gbit carried through the tunnel.
+    pub cpu_s_per_gbit: f64,
+    /// Both daemons' CPU over the transfer, in cores (1.0 = one core busy throughout).
+    pub cpu_cores: f64,
+}
+
+/// An error of the benchmark.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Net(#[from] NetError),
+    #[error(transparent)]
+    Transfer(#[from] TransferError),
+}
+
+/// Runs the benchmark: `bytes` per transfer, E2E congestion control `cc`, the tunnel's
+/// per-path congestion control named by `tunnel_cc` (a scenario `tunnel.cc` name).
+pub fn tunnel_bench(
+    braid_exe: &std::path::Path,
+    bytes: u64,
+    cc: KernelCc,
+    tunnel: &braid_sim::scenario::TunnelConfig,
+) -> Result<TunnelBench, BenchError> {
+    crate::netns::require_net_admin()?;
+    let prefix = unique_prefix("bb");
+    let a = Netns::create(&format!("{prefix}-a"))?;
+    let b = Netns::create(&format!("{prefix}-b"))?;
+    veth_pair(&a, "bv0", &b, "bv1")?;
+    let end = |ns: &Netns, ifname: &str, host: u8| Endpoint {
+        netns: ns.name().into(),
+        ifname: ifname.into(),
+        addr: std::net::Ipv4Addr::new(10, 89, 0, host),
+        prefix_len: 24,
+    };
+    let (ea, eb) = (end(&a, "bv0", 1), end(&b, "bv1", 2));
+    for (ns, e) in [(&a, &ea), (&b, &eb)] {
+        ns.ip(&["addr", "add", &e.cidr(), "dev", &e.ifname])?;
+        ns.ip(&["link", "set", &e.ifname, "up"])?;
+    }
+    let transfer = |to: std::net::Ipv4Addr| {
+        let timeout = Duration::from_secs(120);
+        let send = SenderConfig {
+            connect: (to, PORT).into(),
+            bytes,
+            cc,
+            seed: 1,
+            sample_interval: Duration::from_millis(100),
+            timeout,
+            idle_timeout: Duration::from_secs(10),
+        };
+        let recv = ReceiverConfig {
+            listen: (to, PORT).into(),
+            bin: Duration::from_millis(100),
+            timeout,
+            idle_timeout: Duration::from_secs(10),
+        };
+        run_pair(a.name(), b.name(), &send, &recv, &AtomicBool::new(false))
+    };
+    let baseline = transfer(eb.addr)?;
+
+    let mut spec = TunnelSpec::new(a.name(), b.name(), vec![(ea.clone(), eb.clone())]);
+    spec.tunnel = tunnel.clone();
+    let pair = TunnelPair::start(&spec, braid_exe, Duration::from_secs(10))?;
+    let pids = [pair.server.pid(), pair.client.pid()];
+    let cpu_before: f64 = pids.iter().map(|&p| cpu_seconds(p)).sum();
+    let through = transfer(spec.client_addr)?;
+    let cpu: f64 = pids.iter().map(|&p| cpu_seconds(p)).sum::<f64>() - cpu_before;
+    drop(pair);
+
+    let gbps = |dlct: f64| bytes as f64 * 8.0 / dlct / 1e9;
+    let tunnel_gbps = gbps(through.receiver.dlct_s);
+    let baseline_gbps = gbps(baseline.receiver.dlct_s);
+    Ok(TunnelBench {
+        bytes,
+        cc: cc.as_str().into(),
+        tunnel_cc: tunnel.cc.as_str().into(),
+        baseline_gbps,
+        tunnel_gbps,
+        ratio: tunnel_gbps / baseline_gbps,
+        cpu_s_per_gbit: cpu / (bytes as f64 * 8.0 / 1e9),
+        cpu_cores: cpu / through.receiver.dlct_s,
+    })
+}
+
+/// User + system CPU seconds of process `pid` (`/proc/PID/stat` fields 14 and 15, in clock
+/// ticks); 0 if the process is gone.
+fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
+    // The command name (field 2) may hold spaces; fields after it follow the last ')'.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0.0 };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // After ')' the first field is field 3 (state): utime is field 14, stime 15.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks(14 - 3) + ticks(15 - 3)) / hz.max(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_seconds_of_this_process_grow_with_work() {
+        let before = cpu_seconds(std::process::id());
+        let mut x = 0u64;
+        let t = std::time::Instant::now();
+        while t.elapsed() < Duration::from_millis(300) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let after = cpu_seconds(std::process::id());
+        assert!(after - before >= 0.1, "{before} -> {after}");
+        assert_eq!(cpu_seconds(u32::MAX), 0.0, "a missing process counts nothing");
+    }
+}
