@@ -5,6 +5,7 @@
 pub mod lab;
 pub mod linkem;
 pub mod netns;
+pub mod offload;
 pub mod topology;
 pub mod transfer;
 pub mod tunnel;
