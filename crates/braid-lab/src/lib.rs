@@ -6,6 +6,7 @@ pub mod bench;
 pub mod lab;
 pub mod linkem;
 pub mod netns;
+pub mod offload;
 pub mod topology;
 pub mod transfer;
 pub mod tunnel;

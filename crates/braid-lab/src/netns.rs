@@ -12,16 +12,17 @@
 //! Settings that iproute2 does not cover are made from a thread that has entered the namespace
 //! (`setns(CLONE_NEWNET)` affects only the calling thread): sysctls through `/proc/sys/net`,
 //! which shows the namespace of the thread that opens it, and offloads through `SIOCETHTOOL`
-//! ([`ethtool`]).
+//! ([`crate::offload`]).
 
 mod child;
 mod cmd;
-pub mod ethtool;
 
 use std::fs::{self, File};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread;
+
+use crate::offload;
 
 pub use child::{Child, TERM_GRACE};
 pub use cmd::{run, run_with_timeout, COMMAND_TIMEOUT};
@@ -212,9 +213,10 @@ impl Netns {
         })
     }
 
-    /// Turns TSO, GSO and GRO off on `ifname` in this namespace ([`ethtool`]).
+    /// Turns segmentation and receive-coalescing offloads off on `ifname` in this namespace
+    /// ([`offload::disable_offloads`]).
     pub fn disable_offloads(&self, ifname: &str) -> Result<(), NetError> {
-        self.run_in(|| ethtool::disable_offloads(ifname))?.map_err(|e| NetError::Sys {
+        self.run_in(|| offload::disable_offloads(ifname))?.map_err(|e| NetError::Sys {
             netns: self.name.clone(),
             what: format!("turn offloads off on {ifname}"),
             message: e.to_string(),

@@ -5,6 +5,7 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use braid_lab::netns::{self, cleanup_stale, list_netns, NetError, Netns};
+use braid_lab::offload;
 use braid_lab::topology::{Topology, TopologyOptions, TAG};
 use braid_sim::Scenario;
 
@@ -49,8 +50,8 @@ fn topology_comes_up_as_documented_and_tears_down_with_nothing_left() {
 
     assert_eq!(topo.proxy().read_sysctl("net.ipv4.ip_forward").unwrap(), "1");
     assert_eq!(topo.ue().read_sysctl("net.ipv4.conf.p1.rp_filter").unwrap(), "0");
-    let offloads = topo.ue().run_in(|| netns::ethtool::offloads("p1")).unwrap().unwrap();
-    assert!(!offloads.tso && !offloads.gso && !offloads.gro, "{offloads:?}");
+    let on = topo.ue().run_in(|| offload::active_offloads("p1")).unwrap().unwrap();
+    assert!(on.is_empty(), "offloads still on: {on:?}");
 
     // The htb fallback: 50 Mbit/s, 500-packet pfifo on the downlink of path 1.
     let qdisc =

@@ -207,7 +207,8 @@ impl Forwarder {
             self.warned_oversize = true;
             eprintln!(
                 "linkem: {}: dropping {len}-byte frames read on {} (larger than its MTU): turn \
-                 TSO/GSO off on the device sending into it",
+                 segmentation offloads (tso, gso, tx-udp-segmentation) off on the device \
+                 sending into it",
                 self.direction,
                 self.rx.ifname()
             );

@@ -10,7 +10,7 @@
 //!   FIFO accounting are the same code in `braid sim` and in the emulator), [`pool`] (frame
 //!   slots), [`wakeup`] (learned timer lateness), [`stats`].
 //! - I/O: [`clock`] (monotonic time, kernel timestamps), [`packet_socket`] (`AF_PACKET`),
-//!   [`offload`] (TSO/GSO/GRO off by `SIOCETHTOOL`), [`forwarder`] (one thread per direction).
+//!   [`forwarder`] (one thread per direction); offloads off with [`crate::offload`].
 //!
 //! # Use
 //! ```no_run
@@ -40,7 +40,6 @@ pub mod clock;
 pub mod config;
 pub mod forwarder;
 pub mod link;
-pub mod offload;
 pub mod packet_socket;
 pub mod pool;
 pub mod stats;
@@ -50,11 +49,11 @@ pub mod wakeup;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+pub use crate::offload::{disable_offloads, OffloadError};
 pub use config::{
     AqmConfig, ConfigError, Direction, DirectionConfig, FieldError, LinkemConfig, Rate,
 };
 pub use link::{Admission, EmulatedLink, FrameId};
-pub use offload::{disable_offloads, OffloadError};
 pub use packet_socket::{PacketSocket, SocketError};
 pub use stats::{DirectionStats, LinkemStats};
 
