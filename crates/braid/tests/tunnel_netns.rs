@@ -8,6 +8,7 @@
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,14 @@ use braid_lab::topology::{Emulator, Topology, TopologyOptions};
 use braid_lab::transfer::run_pair;
 use braid_lab::tunnel::TunnelPair;
 use braid_sim::Scenario;
+
+/// The tests measure rates on a 2-core machine and linkem spins a core per loaded direction:
+/// they take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn braid_exe() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_braid"))
@@ -89,6 +98,7 @@ fn udp_flow(
 
 #[test]
 fn aggregation_greedy_udp_over_two_50_mbit_paths_reaches_90_mbit() {
+    let _turn = serial();
     let (_s, topo, pair, prefix) = bring_up(&["tunnel.scheduler=cpf"], Emulator::Htb);
     let bps = udp_flow(&topo, &pair, 150.0, Duration::from_secs(5), Duration::from_secs(2));
     let status = pair.server_status().unwrap();
@@ -101,6 +111,7 @@ fn aggregation_greedy_udp_over_two_50_mbit_paths_reaches_90_mbit() {
 
 #[test]
 fn preference_cpf_under_light_load_keeps_99_percent_on_the_cheaper_path() {
+    let _turn = serial();
     let (_s, topo, pair, prefix) = bring_up(&["tunnel.scheduler=cpf"], Emulator::Htb);
     let bps = udp_flow(&topo, &pair, 5.0, Duration::from_secs(3), Duration::from_secs(1));
     let status = pair.server_status().unwrap();
@@ -115,6 +126,7 @@ fn preference_cpf_under_light_load_keeps_99_percent_on_the_cheaper_path() {
 
 #[test]
 fn failover_a_download_survives_path_1_going_down_and_path_1_is_used_again() {
+    let _turn = serial();
     let (s, topo, pair, prefix) = bring_up(&["e2e.bytes=40000000"], Emulator::Htb);
     let cc = check_scenario(&s).unwrap();
     let (send, recv) = transfer_configs(&s, cc, (pair.spec().client_addr, TRANSFER_PORT).into());
@@ -153,6 +165,7 @@ fn failover_a_download_survives_path_1_going_down_and_path_1_is_used_again() {
 
 #[test]
 fn integrity_50_mb_arrive_byte_exact_under_reordering_and_loss_on_one_path() {
+    let _turn = serial();
     // Round robin over paths of 20 and 40 ms RTT reorders every other packet; path 2 also
     // loses 1% of what it carries. linkem emulates both (htb cannot delay or lose). BBR end to
     // end, because Cubic over 0.5% loss at 80 ms RTT would take minutes (Mathis et al. 1997).
