@@ -14,7 +14,7 @@ use clap::{Args, Subcommand};
 pub struct TunnelArgs {
     #[command(subcommand)]
     action: Option<TunnelAction>,
-    /// Configuration file (TOML): [interface], [peer], [tunnel], [[path]].
+    /// Configuration file (TOML): `[interface]`, `[peer]`, `[tunnel]`, `[[path]]`.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Log as JSON lines instead of text (RUST_LOG filters, default info).
