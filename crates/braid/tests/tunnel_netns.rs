@@ -69,7 +69,9 @@ fn udp_flow(
             let mut buf = [0u8; 2048];
             while !done.load(Ordering::Relaxed) {
                 if let Ok(n) = rx.recv(&mut buf) {
-                    if start.elapsed() >= skip {
+                    // Only the window [skip, duration): the queues' drain after is not rate.
+                    let t = start.elapsed();
+                    if t >= skip && t < duration {
                         counted.fetch_add((n + 28) as u64, Ordering::Relaxed);
                     }
                 }
