@@ -8,7 +8,7 @@ use braid_core::tunnel::TunnelConfig;
 use crate::link::{Aqm, Capacity, LinkSpec, LinkSpecError};
 use crate::metrics::{Drops, E2eReport, PathReport, ReorderReport, Report, Series, TunnelReport};
 use crate::scenario::{
-    AqmChoice, E2eKind, LossChoice, PathConfig, Scenario, ScenarioError, TraceFile,
+    ms, AqmChoice, E2eKind, LossChoice, PathConfig, Scenario, ScenarioError, TraceFile,
 };
 use crate::tcp::{TcpConfig, TCP_IP_HEADER_BYTES};
 use crate::topology::{AppConfig, Outcome, World, WorldConfig};
@@ -60,10 +60,6 @@ pub struct RunOutput {
 
 fn mbps_to_bytes_per_s(mbps: f64) -> u64 {
     (mbps * 1e6 / 8.0).round() as u64
-}
-
-fn ms(v: f64) -> Duration {
-    Duration::from_secs_f64(v / 1e3)
 }
 
 fn half_rtt_ns(rtt_ms: f64) -> u64 {

@@ -251,6 +251,11 @@ impl Default for TunnelConfig {
     }
 }
 
+/// A scenario's millisecond field as a `Duration`.
+pub(crate) fn ms(v: f64) -> Duration {
+    Duration::from_secs_f64(v / 1e3)
+}
+
 impl TunnelConfig {
     /// The core's configuration for this section, with one path per entry of `path_costs`
     /// (their CPF costs) and `largest_inner_bytes` the largest packet the tunnel carries (it
@@ -261,7 +266,6 @@ impl TunnelConfig {
         path_costs: &[u32],
         largest_inner_bytes: u32,
     ) -> braid_core::tunnel::TunnelConfig {
-        let ms = |v: f64| Duration::from_secs_f64(v / 1e3);
         braid_core::tunnel::TunnelConfig {
             scheduler: self.scheduler,
             cc: self.cc,
