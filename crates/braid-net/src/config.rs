@@ -40,9 +40,17 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
+use braid_core::wire::DATA_HEADER_LEN;
 use braid_sim::scenario::TunnelConfig as TunnelSection;
 use serde::Deserialize;
 
+/// Outer IPv4 + UDP headers.
+const IPV4_UDP_BYTES: u32 = 28;
+/// Outer IPv6 + UDP headers.
+const IPV6_UDP_BYTES: u32 = 48;
+/// How late a pacing slot may be caught up (see `TunnelConfig::pacing_catch_up`): about ten
+/// wake-up latencies of this VM, and Linux fq's default quantum at 1 Gbit/s is of this order.
+const PACING_CATCH_UP: Duration = Duration::from_millis(1);
 /// Linux's IFNAMSIZ less the terminating NUL.
 const MAX_IFNAME_BYTES: usize = 15;
 /// Inner MTU bounds: IPv4's minimum datagram and a jumbo frame.
@@ -291,12 +299,7 @@ impl DaemonConfig {
                 "the data plane derives it from the real headers (outer IP, UDP, crypto, braid): remove it",
             ));
         }
-        let costs: Vec<u32> = paths.iter().map(|p| p.cost).collect();
-        tunnel
-            .to_core(&costs, u32::from(i.mtu))
-            .validate()
-            .map_err(|e| invalid(format!("tunnel.{}", e.field), e.detail))?;
-        Ok(DaemonConfig {
+        let config = DaemonConfig {
             name: i.name,
             role: i.role,
             addresses,
@@ -308,13 +311,26 @@ impl DaemonConfig {
             tunnel,
             liveness,
             paths,
-        })
+        };
+        config
+            .core_config()
+            .validate()
+            .map_err(|e| invalid(format!("tunnel.{}", e.field), e.detail))?;
+        Ok(config)
     }
 
-    /// The core's configuration: one core path per `[[path]]`, the tunnel MSS from the MTU.
+    /// The core's configuration as the daemon runs it: one core path per `[[path]]`, the
+    /// header bytes of the real wire (outer IP and UDP of the paths' IP version, the crypto
+    /// envelope and tag, the braid data header), the tunnel MSS as the MTU plus those, and
+    /// pacing catch-up for a real event loop.
     pub fn core_config(&self) -> braid_core::tunnel::TunnelConfig {
         let costs: Vec<u32> = self.paths.iter().map(|p| p.cost).collect();
-        self.tunnel.to_core(&costs, u32::from(self.mtu))
+        let mut core = self.tunnel.to_core(&costs, u32::from(self.mtu));
+        let outer = if self.paths[0].bind.is_ipv4() { IPV4_UDP_BYTES } else { IPV6_UDP_BYTES };
+        core.header_bytes = outer + (crate::crypto::OVERHEAD + DATA_HEADER_LEN) as u32;
+        core.mss_bytes = u64::from(u32::from(self.mtu) + core.header_bytes);
+        core.pacing_catch_up = PACING_CATCH_UP;
+        core
     }
 }
 
@@ -427,7 +443,10 @@ cost = 7
         let core = c.core_config();
         assert_eq!(core.path_costs, vec![1, 7]);
         assert_eq!(core.scheduler, braid_core::sched::SchedulerKind::Srtt);
-        assert_eq!(core.mss_bytes, 1400 + 60, "MTU plus the tunnel header");
+        // IPv4 paths: outer IPv4 + UDP 28, envelope header 16, tag 16, data header 32.
+        assert_eq!(core.header_bytes, 28 + 16 + 16 + 32);
+        assert_eq!(core.mss_bytes, 1400 + 92, "MTU plus the tunnel header");
+        assert_eq!(core.pacing_catch_up, Duration::from_millis(1));
         assert_eq!(c.liveness.dead_after, Duration::from_secs(1));
         assert!(!format!("{c:?}").contains("\"k\""), "Debug never prints the key");
     }

@@ -40,13 +40,6 @@ use crate::pool::{Pkt, Pool};
 use crate::tun::Tun;
 use crate::udp::{PathSocket, RecvBatch, SendTrain};
 
-/// Outer IPv4 + UDP headers.
-const IPV4_UDP_BYTES: u32 = 28;
-/// Outer IPv6 + UDP headers.
-const IPV6_UDP_BYTES: u32 = 48;
-/// How late a pacing slot may be caught up (see `TunnelConfig::pacing_catch_up`): about ten
-/// wake-up latencies of this VM, and Linux fq's default quantum at 1 Gbit/s is of this order.
-const PACING_CATCH_UP: Duration = Duration::from_millis(1);
 /// Batches read from one descriptor per wake-up before the others get their turn.
 const READ_BUDGET: usize = 8;
 /// How often the metrics snapshot is refreshed.
@@ -147,12 +140,7 @@ impl Daemon {
             .collect::<Result<Vec<_>, _>>()?;
         let tun = Tun::create(&cfg.name, cfg.mtu, &cfg.addresses)?;
 
-        let mut core = cfg.core_config();
-        let outer = if cfg.paths[0].bind.is_ipv4() { IPV4_UDP_BYTES } else { IPV6_UDP_BYTES };
-        core.header_bytes = outer + (crypto::OVERHEAD + DATA_HEADER_LEN) as u32;
-        core.mss_bytes = u64::from(u32::from(cfg.mtu) + core.header_bytes);
-        core.pacing_catch_up = PACING_CATCH_UP;
-        core.validate().map_err(|e| DaemonError::Config(format!("tunnel.{e}")))?;
+        let core = cfg.core_config();
 
         let max_datagram = crypto::OVERHEAD + DATA_HEADER_LEN + usize::from(cfg.mtu);
         let trains =
