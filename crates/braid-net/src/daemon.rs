@@ -25,7 +25,7 @@ use std::time::{Duration, Instant as WallInstant, SystemTime, UNIX_EPOCH};
 
 use braid_core::tunnel::{TunnelReceiver, TunnelSender};
 use braid_core::wire::{
-    frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN, PROBE_LEN,
+    frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN,
 };
 use braid_core::Instant;
 use nix::sys::signal::{SigSet, Signal};
@@ -93,8 +93,10 @@ struct State {
     remotes: Vec<Option<SocketAddr>>,
     paths: Vec<PathCounters>,
     counters: Counters,
-    /// Handshake responses and probe answers to send after the current receive batch.
+    /// Handshake responses to send after the current receive batch.
     replies: Vec<(usize, SocketAddr, Vec<u8>)>,
+    /// Probe responses to queue on their paths after the current receive batch.
+    probe_answers: Vec<(usize, Probe)>,
     reply_buf: Vec<u8>,
 }
 
@@ -175,6 +177,7 @@ impl Daemon {
             paths: vec![PathCounters::default(); n],
             counters: Counters::default(),
             replies: Vec::new(),
+            probe_answers: Vec::new(),
             reply_buf: vec![0u8; 256],
         };
         let io = Io { tun, socks, trains, recv: RecvBatch::default(), signals, pollfds };
@@ -300,6 +303,13 @@ impl Daemon {
                 warn!(path, error = %e, "sending a reply failed");
             }
         }
+        // Answered through the path's train like any control frame; the loop's next output
+        // pass flushes it.
+        let mut answers = std::mem::take(&mut self.st.probe_answers);
+        for (path, probe) in answers.drain(..) {
+            self.st.send_control(&mut self.io, now, path, |b| probe.emit(b).unwrap_or(0));
+        }
+        self.st.probe_answers = answers;
     }
 
     /// Everything the state has to say at `now`: handshakes, probes, liveness decisions,
@@ -467,12 +477,7 @@ impl State {
             },
             Ok(FrameType::Probe) => match Probe::parse(plain) {
                 Ok(p) if p.kind == ProbeKind::Request && usize::from(p.path_id) == i => {
-                    let mut frame = [0u8; PROBE_LEN + crypto::OVERHEAD];
-                    let r = p.response();
-                    let _ = r.emit(&mut frame[crypto::HEADER_LEN..]);
-                    if let Ok(n) = self.session.seal(now, &mut frame, PROBE_LEN) {
-                        self.replies.push((i, src, frame[..n].to_vec()));
-                    }
+                    self.probe_answers.push((i, p.response()));
                 }
                 Ok(_) => {}
                 Err(_) => self.counters.rejected += 1,
