@@ -226,7 +226,9 @@ impl<P: Clone> TunnelSender<P> {
     /// copies are simply dropped: another path carries the packet). What is already on the
     /// network is left to loss detection. A path coming back starts again from the loss window,
     /// as a TCP connection does after an RTO (RFC 5681 section 3.1): its old window says nothing
-    /// about the network it returns to. Indices out of range are ignored.
+    /// about the network it returns to. A path that has never sent anything (a server's path
+    /// before the client has spoken on it) keeps its initial window. Indices out of range are
+    /// ignored.
     pub fn set_path_up(&mut self, now: Instant, i: usize, up: bool) {
         let Some(path) = self.paths.get_mut(i) else { return };
         if path.is_up == up {
@@ -234,7 +236,9 @@ impl<P: Clone> TunnelSender<P> {
         }
         path.is_up = up;
         if up {
-            self.cc.on_rto(i, now);
+            if path.stats.sent_pkts > 0 {
+                self.cc.on_rto(i, now);
+            }
             return;
         }
         path.queued_bytes = 0;

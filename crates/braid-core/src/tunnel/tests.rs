@@ -287,14 +287,32 @@ fn a_failed_path_hands_its_paced_packets_to_the_other_path_keeping_their_sequenc
 fn a_returning_path_is_preferred_again_and_restarts_from_the_loss_window() {
     let mut tx = TunnelSender::new(&bbr_cpf());
     let t0 = at_ms(1);
-    tx.set_path_up(t0, 0, false);
     tx.handle_packet(t0, 0, 1000).unwrap();
-    assert_eq!(drain(&mut tx, t0), vec![(1, 0, 0)]);
+    assert_eq!(drain(&mut tx, t0), vec![(0, 0, 0)]);
+    tx.set_path_up(t0, 0, false);
+    tx.handle_packet(t0, 1, 1000).unwrap();
+    assert_eq!(drain(&mut tx, t0), vec![(1, 1, 1)]);
     let cwnd_before = tx.path_metrics(0).cc.cwnd_bytes;
     tx.set_path_up(at_ms(2), 0, true);
     assert!(tx.path_metrics(0).cc.cwnd_bytes < cwnd_before, "restarts from the loss window");
-    tx.handle_packet(at_ms(2), 1, 1000).unwrap();
-    assert_eq!(drain(&mut tx, at_ms(2)), vec![(0, 1, 1)], "CPF prefers path 0 again");
+    // Once the timer has cleared what was in flight when the path died, the one-packet
+    // window has room and CPF prefers path 0 again.
+    let later = at_ms(3000);
+    tx.handle_timeout(later);
+    tx.handle_packet(later, 2, 1000).unwrap();
+    assert_eq!(drain(&mut tx, later), vec![(0, 2, 2)], "CPF prefers path 0 again");
+}
+
+#[test]
+fn a_path_that_never_carried_anything_comes_up_with_its_initial_window() {
+    // A server's paths stay down until the client speaks on them: that is a first start, not
+    // a return, and must not cost the path its initial window (nor, for BBR, an initial
+    // pacing rate computed from a 1-packet window).
+    let mut tx: TunnelSender<u64> = TunnelSender::new(&bbr_cpf());
+    let initial = tx.path_metrics(0).cc;
+    tx.set_path_up(at_ms(0), 0, false);
+    tx.set_path_up(at_ms(5), 0, true);
+    assert_eq!(tx.path_metrics(0).cc, initial);
 }
 
 #[test]
