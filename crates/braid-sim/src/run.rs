@@ -127,6 +127,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
                 total_bytes: s.e2e.bytes,
             },
             cc: s.e2e.cc,
+            hystart: s.e2e.hystart,
         },
         E2eKind::Udp => AppConfig::Udp {
             packet_bytes: s.e2e.udp_packet_bytes,

@@ -15,7 +15,9 @@
 
 use std::time::Duration;
 
-use braid_core::cc::CcAlgorithm;
+use braid_core::cc::cubic::{Cubic, CubicConfig};
+use braid_core::cc::hystart::HystartConfig;
+use braid_core::cc::{CcAlgorithm, Controller};
 use braid_core::tunnel::{TunnelConfig, TunnelReceiver, TunnelSender};
 use braid_core::Instant;
 use rand::SeedableRng;
@@ -34,8 +36,17 @@ const FEEDBACK_OUTER_HEADER_BYTES: u32 = 28;
 /// The end-to-end application.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AppConfig {
-    Tcp { tcp: TcpConfig, cc: CcAlgorithm },
-    Udp { packet_bytes: u32, rate_bytes_per_s: u64, total_bytes: u64 },
+    /// Cubic is Linux's ([`CubicConfig::linux`]); `hystart` switches its HyStart.
+    Tcp {
+        tcp: TcpConfig,
+        cc: CcAlgorithm,
+        hystart: bool,
+    },
+    Udp {
+        packet_bytes: u32,
+        rate_bytes_per_s: u64,
+        total_bytes: u64,
+    },
 }
 
 /// Everything the world needs, already validated and in simulator units.
@@ -192,13 +203,22 @@ impl World {
             hops.push(Hop::ProxyFromUe(i));
         }
         let (server, ue_app) = match &cfg.app {
-            AppConfig::Tcp { tcp, cc } => {
+            AppConfig::Tcp { tcp, cc, hystart } => {
                 let params = braid_core::cc::CcParams {
                     mss_bytes: tcp.mss_bytes as u64,
                     initial_window_pkts: tcp.initial_window_pkts as u64,
                 };
+                // The end-to-end Cubic stands for a Linux server's; `hystart` is its switch.
+                let controller: Box<dyn Controller> = match cc {
+                    CcAlgorithm::Cubic => {
+                        let hystart = hystart.then(HystartConfig::default);
+                        let config = CubicConfig { hystart, ..CubicConfig::linux() };
+                        Box::new(Cubic::with_config(params, config))
+                    }
+                    _ => cc.build(params),
+                };
                 (
-                    ServerApp::Tcp(Box::new(TcpSender::new(*tcp, cc.build(params)))),
+                    ServerApp::Tcp(Box::new(TcpSender::new(*tcp, controller))),
                     UeApp::Tcp(Box::new(TcpReceiver::new(*tcp))),
                 )
             }

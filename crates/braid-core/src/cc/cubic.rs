@@ -57,11 +57,13 @@
 //!   window was not used (sections 4.2 and 5.8): each app-limited ACK moves `t_epoch` forward by
 //!   the time since the previous ACK. (Linux shifts `epoch_start` by the idle time when sending
 //!   resumes after the flight drained; ours also covers rate-limited, never-idle senders.)
-//! - **Slow start is plain RFC 5681 slow start** with RFC 3465 byte counting, shared with NewReno.
+//! - **Slow start is RFC 5681 slow start** with RFC 3465 byte counting, shared with NewReno, and
+//!   optionally ended early by Linux's HyStart ([`super::hystart`], [`CubicConfig::hystart`]).
 //!   RFC 9438 section 4.10 says CUBIC SHOULD use HyStart++ (RFC 9406) and MAY use Reno's slow
-//!   start; we take the MAY so the baseline is the textbook one. Linux enables its own HyStart
-//!   (ACK-train and delay detection) by default, so Linux CUBIC often leaves slow start before the
-//!   first loss and overshoots less than this implementation.
+//!   start; `Default` takes the MAY, so the tunnel's CUBIC is the textbook one.
+//!   [`CubicConfig::linux`] turns on the HyStart that Linux enables by default: the simulator's
+//!   end-to-end Cubic stands for a Linux server, and without HyStart it overshot where the lab's
+//!   kernel left slow start at a few dozen segments (docs/validation.md).
 //! - **Fast convergence** is on by default (section 4.7 SHOULD; Linux `fast_convergence = 1`). The
 //!   RFC says to disable it for a lone flow; [`CubicConfig::fast_convergence`] does.
 //! - **Undo after a spurious congestion event** (section 4.9, MAY;
@@ -75,6 +77,7 @@
 
 use std::time::Duration;
 
+use super::hystart::{Hystart, HystartConfig};
 use super::newreno::{CcConfigError, ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
 use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, Controller};
 use crate::path::RttEstimator;
@@ -87,6 +90,9 @@ pub const CUBIC_C_SEGMENTS_PER_S3: f64 = 0.4;
 pub const CUBIC_BETA: f64 = 0.7;
 /// RFC 9438 section 4.2: the target is at most 1.5 cwnd, keeping growth below slow start's rate.
 pub(super) const TARGET_MAX_CWND_RATIO: f64 = 1.5;
+/// Linux `bictcp_update`: `cnt` at most 20 ACKed segments per segment of growth while
+/// `last_max_cwnd == 0`, i.e. 5% per round trip.
+pub const LINUX_GROWTH_WITHOUT_W_MAX: f64 = 1.0 / 20.0;
 /// RFC 9438 section 4.3: once W_est reaches cwnd_prior, alpha is Reno's 1 segment per RTT.
 const RENO_ALPHA_SEGMENTS_PER_RTT: f64 = 1.0;
 /// Unused by CUBIC; [`RttEstimator`] wants a floor for its RTO.
@@ -188,6 +194,16 @@ pub struct CubicConfig {
     /// Slow-start limit L of RFC 3465 in segments, as [`super::newreno::NewRenoConfig`].
     /// Default 2.
     pub abc_limit_segments: u64,
+    /// Linux's HyStart ends slow start before the first loss ([`super::hystart`]). Default
+    /// `None` (RFC 9438's plain slow start); [`CubicConfig::linux`] sets it.
+    pub hystart: Option<HystartConfig>,
+    /// While no congestion event has set W_max (the first stage, and the first after a
+    /// timeout), grow by at least this fraction of cwnd per round trip. Linux
+    /// `bictcp_update` caps `cnt` at 20 when `last_max_cwnd == 0` ("the initial growth of cubic
+    /// function may be too conservative when the available bandwidth is still unknown"): 5% per
+    /// RTT, which matters once HyStart has left slow start without a loss. Default 0 (RFC 9438
+    /// section 4.10: the curve from K = 0 alone); [`CubicConfig::linux`] sets 0.05.
+    pub growth_without_w_max: f64,
 }
 
 impl Default for CubicConfig {
@@ -199,15 +215,31 @@ impl Default for CubicConfig {
             reno_friendly: true,
             target_rtt: TargetRtt::Smoothed,
             abc_limit_segments: DEFAULT_ABC_LIMIT_SEGMENTS,
+            hystart: None,
+            growth_without_w_max: 0.0,
         }
     }
 }
 
 impl CubicConfig {
+    /// What Linux `tcp_cubic.c` runs by default where it differs from `Default`: HyStart with
+    /// both detectors, on an unpaced socket (`hystart = 1`, `hystart_detect = 3`), and 5% growth
+    /// per RTT while W_max is unknown.
+    pub fn linux() -> Self {
+        CubicConfig {
+            hystart: Some(HystartConfig::default()),
+            growth_without_w_max: LINUX_GROWTH_WITHOUT_W_MAX,
+            ..Default::default()
+        }
+    }
+
     pub fn validate(&self) -> Result<(), CcConfigError> {
         validate_c_and_beta(self.c_segments_per_s3, self.beta)?;
         if self.abc_limit_segments == 0 {
             return Err(CcConfigError { field: "abc_limit_segments", allowed: "at least 1" });
+        }
+        if !(0.0..=1.0).contains(&self.growth_without_w_max) {
+            return Err(CcConfigError { field: "growth_without_w_max", allowed: "in [0, 1]" });
         }
         Ok(())
     }
@@ -230,6 +262,8 @@ struct Epoch {
     w_max_bytes: f64,
     /// W_est in bytes.
     w_est_bytes: f64,
+    /// No congestion event set W_max for this stage ([`CubicConfig::growth_without_w_max`]).
+    w_max_unknown: bool,
 }
 
 /// CUBIC's state before a reduction, kept to undo it (RFC 9438 section 4.9's `*_prior` values).
@@ -260,6 +294,7 @@ pub struct Cubic {
     /// The state before the first reduction from the open state, as [`ClassicWindow`] keeps
     /// `cwnd` and `ssthresh`.
     undo: Option<CubicUndo>,
+    hystart: Option<Hystart>,
 }
 
 impl Cubic {
@@ -281,6 +316,7 @@ impl Cubic {
             min_rtt: None,
             last_ack_time: None,
             undo: None,
+            hystart: config.hystart.map(Hystart::new),
         }
     }
 
@@ -317,8 +353,9 @@ impl Cubic {
             self.mss_f64(),
             self.config.c_segments_per_s3,
         );
+        let w_max_unknown = self.w_max_bytes.is_none();
         self.w_max_bytes = Some(w_max);
-        Epoch { start: now, k_s, w_max_bytes: w_max, w_est_bytes: cwnd_epoch }
+        Epoch { start: now, k_s, w_max_bytes: w_max, w_est_bytes: cwnd_epoch, w_max_unknown }
     }
 
     /// Figure 1: W_cubic(t) = C (t - K)^3 + W_max, in bytes.
@@ -355,7 +392,13 @@ impl Cubic {
                 self.w_cubic_bytes(&epoch, ahead_s).clamp(cwnd, TARGET_MAX_CWND_RATIO * cwnd);
             cwnd + (target - cwnd) * acked / cwnd
         };
-        self.set_cwnd(next);
+        // Linux's floor while W_max is unknown: `growth_without_w_max` x cwnd per cwnd of ACKs.
+        let floor = if epoch.w_max_unknown {
+            cwnd + self.config.growth_without_w_max * acked
+        } else {
+            cwnd
+        };
+        self.set_cwnd(next.max(floor));
         self.epoch = Some(epoch);
     }
 
@@ -395,6 +438,18 @@ impl Controller for Cubic {
         self.last_ack_time = Some(ack.now);
 
         let acked = self.window.on_ack(ack);
+        if let Some(hystart) = self.hystart.as_mut().filter(|_| self.window.in_slow_start()) {
+            let cwnd_segments = self.window.cwnd_bytes / self.window.mss_bytes;
+            let exit = hystart.on_slow_start_ack(
+                ack.now,
+                ack.largest_acked_sent_time,
+                ack.rtt,
+                cwnd_segments,
+            );
+            if exit.is_some() {
+                self.window.set_ssthresh_bytes(self.window.cwnd_bytes);
+            }
+        }
         if ack.app_limited {
             if let Some(gap) = since_last_ack {
                 self.exclude_app_limited_time(ack.now, gap);
@@ -436,6 +491,9 @@ impl Controller for Cubic {
             (cwnd * self.config.beta).round() as u64
         });
         self.window.enter_loss(now, ssthresh);
+        if let Some(hystart) = self.hystart.as_mut() {
+            hystart.on_rto();
+        }
         // Section 4.8: the first stage after a timeout takes W_max from its starting window.
         self.w_max_bytes = None;
         self.cwnd_carry_bytes = 0.0;
@@ -477,6 +535,7 @@ impl Controller for Cubic {
 mod tests {
     use super::super::newreno::ack_clock::{ack, ms, AckClock, MSS};
     use super::*;
+    use crate::cc::hystart::HystartExit;
     use crate::cc::CcPhase;
 
     fn params() -> CcParams {
@@ -485,6 +544,69 @@ mod tests {
 
     fn loss(now: Instant, sent: Instant) -> CongestionEvent {
         CongestionEvent { now, largest_lost_sent_time: sent, lost_bytes: MSS, in_flight_bytes: 0 }
+    }
+
+    #[test]
+    fn linux_hystart_ends_slow_start_before_any_loss_when_the_rtt_grows() {
+        // 40 ms RTT for the first round (cwnd 10 -> 20 segments, passing HyStart's low window of
+        // 16), then 50 ms: above 40 + clamp(40 / 8, 4, 16) = 45 ms. The round's 9th sample is the
+        // first judged; before its growth cwnd is 20 + 8 = 28 segments, which becomes ssthresh.
+        let rtt = Duration::from_millis(40);
+        let mut linux = AckClock::new(Cubic::with_config(params(), CubicConfig::linux()), rtt);
+        let mut rfc = AckClock::new(Cubic::new(params()), rtt);
+        for f in [&mut linux, &mut rfc] {
+            f.round();
+            f.rtt = Duration::from_millis(50);
+            f.round();
+        }
+        let m = linux.cc.metrics();
+        assert_eq!(m.ssthresh_bytes, Some(28 * MSS));
+        assert_eq!(m.phase, CcPhase::CongestionAvoidance);
+        assert!(linux.cwnd_pkts() >= 28.0 && linux.cwnd_pkts() < 29.0, "{}", linux.cwnd_pkts());
+        assert_eq!(linux.cc.hystart.as_ref().and_then(|h| h.exit()), Some(HystartExit::Delay));
+        // RFC 9438's default keeps doubling.
+        assert_eq!(rfc.cc.metrics().phase, CcPhase::SlowStart);
+        assert_eq!(rfc.cwnd_pkts(), 40.0);
+    }
+
+    #[test]
+    fn linux_grows_five_percent_per_rtt_until_a_loss_sets_w_max() {
+        // As the HyStart test: slow start ends at 28 segments without a loss. Then 10 rounds:
+        // Linux's floor compounds 5% per round, about e^0.5 = 1.65x (28.5 -> about 47), where the
+        // curve from K = 0 adds 0.4 * 0.5^3 = 0.05 segments and Reno's estimate 1 per round.
+        let rtt = Duration::from_millis(40);
+        let hystart_only =
+            CubicConfig { hystart: Some(HystartConfig::default()), ..Default::default() };
+        let mut linux = AckClock::new(Cubic::with_config(params(), CubicConfig::linux()), rtt);
+        let mut plain = AckClock::new(Cubic::with_config(params(), hystart_only), rtt);
+        for f in [&mut linux, &mut plain] {
+            f.round();
+            f.rtt = Duration::from_millis(50);
+            for _ in 0..11 {
+                f.round();
+            }
+        }
+        assert!((45.0..48.5).contains(&linux.cwnd_pkts()), "linux {}", linux.cwnd_pkts());
+        assert!(plain.cwnd_pkts() < 40.0, "plain {}", plain.cwnd_pkts());
+        // After a loss W_max is known: the floor no longer applies, the concave curve does.
+        linux.lose_one();
+        linux.run_past(linux.now);
+        let after_loss = linux.cwnd_pkts();
+        for _ in 0..2 {
+            linux.round();
+        }
+        assert!(linux.cwnd_pkts() < after_loss * 1.05, "{after_loss} -> {}", linux.cwnd_pkts());
+    }
+
+    #[test]
+    fn linux_hystart_stays_out_of_the_way_at_constant_rtt() {
+        let rtt = Duration::from_millis(40);
+        let mut linux = AckClock::new(Cubic::with_config(params(), CubicConfig::linux()), rtt);
+        for _ in 0..4 {
+            linux.round();
+        }
+        assert_eq!(linux.cwnd_pkts(), 160.0);
+        assert_eq!(linux.cc.metrics().phase, CcPhase::SlowStart);
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub mod bbr2;
 mod bbr_common;
 pub mod coupled;
 pub mod cubic;
+pub mod hystart;
 pub mod multipath;
 pub mod newreno;
 

@@ -20,6 +20,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use braid_core::cc::CcAlgorithm;
 use braid_sim::scenario::E2eKind;
 use braid_sim::Scenario;
 
@@ -138,11 +139,42 @@ pub fn check_scenario(s: &Scenario) -> Result<KernelCc, LabError> {
             allowed: "must be at least 1".into(),
         });
     }
-    KernelCc::from_e2e(s.e2e.cc).map_err(|_| LabError::Unsupported {
+    let cc = KernelCc::from_e2e(s.e2e.cc).map_err(|_| LabError::Unsupported {
         field: "e2e.cc",
         value: s.e2e.cc.as_str().into(),
         allowed: "the lab runs kernel TCP: newreno (as reno), cubic, bbr".into(),
-    })
+    })?;
+    if s.e2e.cc == CcAlgorithm::Cubic {
+        check_hystart(s.e2e.hystart)?;
+    }
+    Ok(cc)
+}
+
+/// Where Linux keeps Cubic's HyStart switch. It is a module parameter, one for the whole host,
+/// so the lab reads it instead of changing it under other users.
+const HYSTART_PARAM: &str = "/sys/module/tcp_cubic/parameters/hystart";
+
+/// The kernel's Cubic must leave slow start the way the scenario says (`e2e.hystart`).
+fn check_hystart(wanted: bool) -> Result<(), LabError> {
+    let kernel = std::fs::read_to_string(HYSTART_PARAM).map(|v| v.trim() != "0");
+    match kernel {
+        Ok(on) if on == wanted => Ok(()),
+        Ok(on) => Err(LabError::Unsupported {
+            field: "e2e.hystart",
+            value: wanted.to_string(),
+            allowed: format!(
+                "the kernel's Cubic has HyStart {}; write {} to {HYSTART_PARAM} (host-wide) or \
+                 set e2e.hystart = {on}",
+                if on { "on" } else { "off" },
+                u8::from(wanted),
+            ),
+        }),
+        Err(e) => Err(LabError::Unsupported {
+            field: "e2e.hystart",
+            value: wanted.to_string(),
+            allowed: format!("cannot read {HYSTART_PARAM} to check it: {e}"),
+        }),
+    }
 }
 
 /// Runs scenario `s` as `opts` says; `cancel` (e.g. [`signal::install`]'s flag) aborts it.

@@ -304,6 +304,9 @@ pub struct E2eConfig {
     /// Server congestion control. Section 4 uses Cubic and BBR; we default to Cubic (Linux's).
     #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
     pub cc: CcAlgorithm,
+    /// Cubic only: leave slow start by Linux's HyStart, as Linux servers do by default
+    /// (`tcp_cubic` module parameter `hystart = 1`). `false` is RFC 9438's plain slow start.
+    pub hystart: bool,
     /// Bytes to transfer. Section 4: a 300 MB download.
     pub bytes: u64,
     /// TCP payload per segment, bytes (1500-byte MTU minus IPv4, TCP and timestamps).
@@ -332,6 +335,7 @@ impl Default for E2eConfig {
         E2eConfig {
             kind: E2eKind::Tcp,
             cc: CcAlgorithm::Cubic,
+            hystart: true,
             bytes: 300_000_000,
             mss_bytes: 1448,
             initial_window_pkts: 10,
