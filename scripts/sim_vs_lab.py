@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""The simulator against the lab (docs/validation.md, "Simulator against the lab").
+
+For each end-to-end CC and scheduler, runs `braid sim --baseline` once (it is deterministic)
+and `braid lab --mode tunnel --emulator linkem --baseline` several times (real namespaces,
+kernel TCP, two `braid tunnel` daemons), and prints a Markdown table of DLCTs and relative
+DLCTs with the lab's spread. Needs root; not part of the test suite. Rerun with:
+
+    cargo build --release -p braid && python3 scripts/sim_vs_lab.py [--runs 3] [--bytes 50000000]
+
+The lab is a 2-core VM: run it on a quiet machine, and read the min-max spread.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+
+from braidsim import ROOT, binary, report
+
+
+def lab(overrides, scenario="scenarios/default.toml"):
+    cmd = [binary(), "lab", os.path.join(ROOT, scenario), "--mode", "tunnel",
+           "--emulator", "linkem", "--baseline", "--json"]
+    for o in overrides:
+        cmd += ["--set", o]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def spread(values, fmt):
+    med = statistics.median(values)
+    return f"{fmt(med)} ({fmt(min(values))}-{fmt(max(values))})"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bytes", type=int, default=50_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--e2e", default="cubic,bbr")
+    ap.add_argument("--sched", default="cpf,srtt")
+    ap.add_argument("--set", action="append", default=[], help="more overrides for both")
+    args = ap.parse_args()
+    secs = lambda v: f"{v:.2f} s"
+    pct = lambda v: f"{v * 100:.0f}%"
+    print(f"| E2E / sched | sim DLCT | sim relative | lab DLCT, median (min-max of {args.runs}) "
+          "| lab baseline | lab relative | lab E2E retransmissions |")
+    print("|---|---|---|---|---|---|---|")
+    for e2e in args.e2e.split(","):
+        for sched in args.sched.split(","):
+            o = [f"e2e.cc={e2e}", f"tunnel.scheduler={sched}", f"e2e.bytes={args.bytes}", *args.set]
+            s = report(o, baseline=True)
+            runs = [lab(o) for _ in range(args.runs)]
+            dlct = [r["dlct_s"] for r in runs]
+            base = [r["baseline_dlct_s"] for r in runs]
+            rel = [r["relative_dlct"] for r in runs]
+            retr = [r["e2e"]["retransmissions"] for r in runs]
+            print(f"| {e2e} / {sched} | {secs(s['dlct_s'])} | {pct(s['relative_dlct'])} "
+                  f"| {spread(dlct, secs)} | {spread(base, secs)} | {spread(rel, pct)} "
+                  f"| {spread(retr, str)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
