@@ -11,6 +11,7 @@ use std::fs;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use braid_net::crypto::Cipher;
 use serde::Serialize;
 
 use crate::netns::{unique_prefix, veth_pair, NetError, Netns};
@@ -26,6 +27,8 @@ pub struct TunnelBench {
     pub bytes: u64,
     pub cc: String,
     pub tunnel_cc: String,
+    /// The tunnel's AEAD (`interface.cipher`).
+    pub cipher: String,
     pub baseline_gbps: f64,
     pub tunnel_gbps: f64,
     /// Tunnel throughput over baseline throughput.
@@ -46,12 +49,13 @@ pub enum BenchError {
 }
 
 /// Runs the benchmark: `bytes` per transfer, E2E congestion control `cc`, the tunnel's
-/// per-path congestion control named by `tunnel_cc` (a scenario `tunnel.cc` name).
+/// settings `tunnel` (a scenario's `[tunnel]` section) and AEAD `cipher`.
 pub fn tunnel_bench(
     braid_exe: &std::path::Path,
     bytes: u64,
     cc: KernelCc,
     tunnel: &braid_sim::scenario::TunnelConfig,
+    cipher: Cipher,
 ) -> Result<TunnelBench, BenchError> {
     crate::netns::require_net_admin()?;
     let prefix = unique_prefix("bb");
@@ -92,6 +96,7 @@ pub fn tunnel_bench(
 
     let mut spec = TunnelSpec::new(a.name(), b.name(), vec![(ea.clone(), eb.clone())]);
     spec.tunnel = tunnel.clone();
+    spec.cipher = cipher;
     let pair = TunnelPair::start(&spec, braid_exe, Duration::from_secs(10))?;
     let pids = [pair.server.pid(), pair.client.pid()];
     let cpu_before: f64 = pids.iter().map(|&p| cpu_seconds(p)).sum();
@@ -106,6 +111,7 @@ pub fn tunnel_bench(
         bytes,
         cc: cc.as_str().into(),
         tunnel_cc: tunnel.cc.as_str().into(),
+        cipher: cipher.as_str().into(),
         baseline_gbps,
         tunnel_gbps,
         ratio: tunnel_gbps / baseline_gbps,

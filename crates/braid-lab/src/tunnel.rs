@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use braid_net::crypto::generate_keypair;
+use braid_net::crypto::{generate_keypair, Cipher};
 use braid_net::metrics::{fetch_status, Snapshot};
 use braid_sim::scenario::TunnelConfig as TunnelSection;
 
@@ -40,10 +40,13 @@ pub struct TunnelSpec {
     pub prefix_len: u8,
     /// Liveness: silence after which a path is declared down.
     pub dead_after_ms: u64,
+    /// The AEAD both daemons use (`interface.cipher`).
+    pub cipher: Cipher,
 }
 
 impl TunnelSpec {
-    /// A spec with the default inner addresses, MTU 1400 and the scenario's tunnel section.
+    /// A spec with the default inner addresses, MTU 1400, the default cipher (AES-256-GCM) and
+    /// the scenario's tunnel section.
     pub fn new(server_ns: &str, client_ns: &str, paths: Vec<(Endpoint, Endpoint)>) -> Self {
         let costs = (1..=paths.len() as u32).collect();
         TunnelSpec {
@@ -57,6 +60,7 @@ impl TunnelSpec {
             client_addr: Ipv4Addr::new(10, 200, 0, 2),
             prefix_len: 24,
             dead_after_ms: 1000,
+            cipher: Cipher::default(),
         }
     }
 }
@@ -98,6 +102,7 @@ fn config_text(spec: &TunnelSpec, server: bool, keys: &Keys) -> Result<String, N
     let _ = writeln!(t, "address = [\"{addr}/{}\"]\nmtu = {}", spec.prefix_len, spec.mtu);
     let _ = writeln!(t, "private_key = \"{private}\"");
     let _ = writeln!(t, "metrics_listen = \"127.0.0.1:{METRICS_PORT}\"");
+    let _ = writeln!(t, "cipher = \"{}\"", spec.cipher);
     let _ = writeln!(t, "[peer]\npublic_key = \"{peer}\"");
     let _ = writeln!(t, "[liveness]\ndead_after_ms = {}", spec.dead_after_ms);
     let tunnel = toml::to_string(&spec.tunnel).map_err(toml_err)?;

@@ -9,6 +9,7 @@
 //! mtu = 1400                      # inner MTU, 576..=9000 (1280.. with an IPv6 address)
 //! private_key = "<base64>"        # or private_key_file = "/etc/braid/key"
 //! metrics_listen = "127.0.0.1:9477"
+//! cipher = "aes-256-gcm"          # or "chacha20-poly1305"; both peers must agree
 //!
 //! [peer]
 //! public_key = "<base64>"
@@ -43,6 +44,8 @@ use std::time::Duration;
 use braid_core::wire::DATA_HEADER_LEN;
 use braid_sim::scenario::TunnelConfig as TunnelSection;
 use serde::Deserialize;
+
+use crate::crypto::Cipher;
 
 /// Outer IPv4 + UDP headers.
 const IPV4_UDP_BYTES: u32 = 28;
@@ -150,6 +153,8 @@ pub struct DaemonConfig {
     pub peer_public_key: String,
     pub preshared_key: Option<String>,
     pub metrics_listen: Option<SocketAddr>,
+    /// The AEAD of handshake and transport (`interface.cipher`, default AES-256-GCM).
+    pub cipher: Cipher,
     pub tunnel: TunnelSection,
     pub liveness: LivenessConfig,
     pub paths: Vec<PathConfig>,
@@ -195,6 +200,7 @@ struct InterfaceSection {
     private_key: Option<String>,
     private_key_file: Option<PathBuf>,
     metrics_listen: Option<String>,
+    cipher: Option<String>,
 }
 
 fn default_mtu() -> u16 {
@@ -290,6 +296,12 @@ impl DaemonConfig {
                     .map_err(|_| invalid("interface.metrics_listen", "expected ADDRESS:PORT"))
             })
             .transpose()?;
+        let cipher = match i.cipher {
+            Some(name) => {
+                name.parse::<Cipher>().map_err(|e| invalid("interface.cipher", e.to_string()))?
+            }
+            None => Cipher::default(),
+        };
         let liveness = check_liveness(&file.liveness)?;
         let paths = check_paths(i.role, file.paths)?;
         let tunnel = file.tunnel;
@@ -308,6 +320,7 @@ impl DaemonConfig {
             peer_public_key: file.peer.public_key,
             preshared_key: file.peer.preshared_key,
             metrics_listen,
+            cipher,
             tunnel,
             liveness,
             paths,
@@ -448,7 +461,27 @@ cost = 7
         assert_eq!(core.mss_bytes, 1400 + 92, "MTU plus the tunnel header");
         assert_eq!(core.pacing_catch_up, Duration::from_millis(1));
         assert_eq!(c.liveness.dead_after, Duration::from_secs(1));
+        assert_eq!(c.cipher, Cipher::Aes256Gcm, "AES-256-GCM unless configured");
         assert!(!format!("{c:?}").contains("\"k\""), "Debug never prints the key");
+    }
+
+    #[test]
+    fn the_cipher_is_chosen_by_name_and_a_misspelling_lists_the_allowed_names() {
+        let with = |name: &str| {
+            CLIENT.replace("role = \"client\"", &format!("role = \"client\"\ncipher = \"{name}\""))
+        };
+        let c = DaemonConfig::from_toml_str(&with("chacha20-poly1305")).unwrap();
+        assert_eq!(c.cipher, Cipher::ChaCha20Poly1305);
+        let c = DaemonConfig::from_toml_str(&with("aes-256-gcm")).unwrap();
+        assert_eq!(c.cipher, Cipher::Aes256Gcm);
+        match DaemonConfig::from_toml_str(&with("chacha20poly1305")) {
+            Err(ConfigError::Invalid { field, detail }) => {
+                assert_eq!(field, "interface.cipher");
+                assert!(detail.contains("aes-256-gcm"), "{detail}");
+                assert!(detail.contains("chacha20-poly1305"), "{detail}");
+            }
+            other => panic!("expected interface.cipher to be refused, got {other:?}"),
+        }
     }
 
     #[test]

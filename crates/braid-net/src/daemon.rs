@@ -546,7 +546,8 @@ fn new_session(cfg: &DaemonConfig) -> Result<Session, DaemonError> {
         Role::Client => crypto::Role::Initiator,
         Role::Server => crypto::Role::Responder,
     };
-    let config = SessionConfig { role, local, peer, psk, index_seed: u64::from_le_bytes(seed) };
+    let index_seed = u64::from_le_bytes(seed);
+    let config = SessionConfig { role, cipher: cfg.cipher, local, peer, psk, index_seed };
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     Ok(Session::new(config, Instant::ZERO, unix))
 }

@@ -4,6 +4,7 @@
 use anyhow::{Context, Result};
 use braid_lab::bench::tunnel_bench;
 use braid_lab::transfer::KernelCc;
+use braid_net::crypto::Cipher;
 use braid_sim::Scenario;
 use clap::Args;
 
@@ -15,6 +16,9 @@ pub struct BenchTunnelArgs {
     /// End-to-end TCP congestion control: reno, cubic, bbr.
     #[arg(long, default_value = "cubic")]
     cc: String,
+    /// The tunnel's AEAD: aes-256-gcm or chacha20-poly1305.
+    #[arg(long, default_value = "aes-256-gcm")]
+    cipher: String,
     /// Tunnel settings as scenario overrides, e.g. --set tunnel.cc=cubic.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
@@ -28,6 +32,7 @@ pub struct BenchTunnelArgs {
 
 pub fn run(args: BenchTunnelArgs) -> Result<()> {
     let cc: KernelCc = args.cc.parse().map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
+    let cipher: Cipher = args.cipher.parse().map_err(|e| anyhow::anyhow!("--cipher: {e}"))?;
     let s = Scenario::from_toml_str("", &args.overrides)?;
     let exe = std::env::current_exe().context("locating the braid executable")?;
     if cfg!(debug_assertions) {
@@ -35,12 +40,17 @@ pub fn run(args: BenchTunnelArgs) -> Result<()> {
     }
     if !args.json {
         println!(
+            "cipher {cipher}, end-to-end cc {}, tunnel cc {}",
+            cc.as_str(),
+            s.tunnel.cc.as_str()
+        );
+        println!(
             "{:>4} {:>10} {:>12} {:>12} {:>7} {:>14} {:>10}",
             "run", "bytes", "base_gbps", "tunnel_gbps", "ratio", "cpu_s_per_gbit", "cpu_cores"
         );
     }
     for i in 1..=args.repeat.max(1) {
-        let r = tunnel_bench(&exe, args.bytes, cc, &s.tunnel)?;
+        let r = tunnel_bench(&exe, args.bytes, cc, &s.tunnel, cipher)?;
         if args.json {
             println!("{}", serde_json::to_string(&r)?);
         } else {

@@ -21,8 +21,8 @@
 //!  transport, at least 32 bytes:
 //!       4     4  receiver index (which keys, chosen by the receiver during the handshake)
 //!       8     8  counter: the AEAD nonce, and the replay-window sequence number
-//!      16     n  ChaCha20-Poly1305 ciphertext of the n-byte plaintext
-//!    16+n    16  Poly1305 tag
+//!      16     n  ciphertext of the n-byte plaintext (AES-256-GCM or ChaCha20-Poly1305)
+//!    16+n    16  tag (GHASH or Poly1305: both ciphers' tags are 16 bytes)
 //! ```
 //!
 //! Parsing is strict: handshake messages must have their exact length and transport messages room
@@ -38,7 +38,8 @@ pub const TYPE_TRANSPORT: u8 = 4;
 
 /// Curve25519 public key, and the ephemeral key in each handshake message.
 const DH_LEN: usize = 32;
-/// Poly1305 tag: every AEAD ciphertext, in the handshake and in transport, carries one.
+/// AEAD tag (AES-GCM's and ChaCha20-Poly1305's alike): every ciphertext, in the handshake and in
+/// transport, carries one.
 pub const TAG_LEN: usize = 16;
 /// The initiation's payload: a TAI64N timestamp (12 bytes) against replayed initiations.
 pub const TIMESTAMP_LEN: usize = 12;

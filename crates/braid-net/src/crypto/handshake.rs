@@ -1,5 +1,6 @@
-//! The two handshake messages: Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s through snow, and the
-//! TAI64N timestamp the initiation carries.
+//! The two handshake messages: Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s or
+//! Noise_IKpsk2_25519_AESGCM_BLAKE2s (the tunnel's [`Cipher`]) through snow, and the TAI64N
+//! timestamp the initiation carries.
 //!
 //! Noise Protocol Framework, revision 34 (Perrin, 2018): pattern IK (section 7.5, "Interactive
 //! handshake patterns (fundamental)") with the `psk2` modifier (section 9.4), the pattern
@@ -16,7 +17,9 @@
 //! calling only after the `es` DH, and checks it against its one configured peer. The PSK
 //! (all zeros when none is configured, as in WireGuard section 5.2) enters in message 2. The
 //! prologue binds both sides to this protocol and version (Noise section 6), so a Noise IKpsk2
-//! message from another application never completes a Braid handshake.
+//! message from another application never completes a Braid handshake; the protocol name binds
+//! them to one cipher (see [`super::cipher`]), so peers configured with different ciphers fail at
+//! the first message.
 //!
 //! After message 2, Split (Noise section 5.2) yields two keys: the first encrypts
 //! initiator-to-responder traffic, the second the reverse. They leave snow through
@@ -32,11 +35,10 @@ use std::time::Duration;
 use snow::{Builder, HandshakeState};
 use zeroize::Zeroize;
 
+use super::cipher::Cipher;
 use super::envelope::{INITIATION_NOISE_LEN, RESPONSE_NOISE_LEN, TIMESTAMP_LEN};
 use super::keys::{PresharedKey, PrivateKey, PublicKey, KEY_LEN};
 
-/// The Noise protocol name (Noise section 8).
-pub(crate) const NOISE_PARAMS: &str = "Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s";
 /// Mixed into the handshake hash first (Noise section 6); changing it makes old peers incompatible.
 const PROLOGUE: &[u8] = b"braid tunnel v1";
 /// `psk2`: the PSK is mixed in after the second message's tokens (Noise section 9.4).
@@ -100,13 +102,15 @@ pub(crate) struct InitiatorHandshake {
 
 /// Writes Noise message 1 into `out` and keeps the state that reads the response.
 pub(crate) fn write_initiation(
+    cipher: Cipher,
     local: &PrivateKey,
     peer: &PublicKey,
     psk: &PresharedKey,
     timestamp: Tai64n,
     out: &mut [u8; INITIATION_NOISE_LEN],
 ) -> Result<InitiatorHandshake, snow::Error> {
-    let mut state = builder(local, psk)?.remote_public_key(peer.as_bytes())?.build_initiator()?;
+    let mut state =
+        builder(cipher, local, psk)?.remote_public_key(peer.as_bytes())?.build_initiator()?;
     let written = state.write_message(timestamp.as_bytes(), out)?;
     debug_assert_eq!(written, INITIATION_NOISE_LEN);
     Ok(InitiatorHandshake { state })
@@ -139,11 +143,12 @@ pub(crate) struct AcceptedInitiation {
 /// Reads Noise message 1. Succeeds for any initiator that knows our public key; the caller checks
 /// [`AcceptedInitiation::peer`] and the timestamp before answering.
 pub(crate) fn read_initiation(
+    cipher: Cipher,
     local: &PrivateKey,
     psk: &PresharedKey,
     noise: &[u8; INITIATION_NOISE_LEN],
 ) -> Result<AcceptedInitiation, snow::Error> {
-    let mut state = builder(local, psk)?.build_responder()?;
+    let mut state = builder(cipher, local, psk)?.build_responder()?;
     let mut payload = [0u8; INITIATION_NOISE_LEN];
     let len = state.read_message(noise, &mut payload)?;
     // The envelope fixed the message length, so the payload is exactly a timestamp.
@@ -168,8 +173,12 @@ impl AcceptedInitiation {
     }
 }
 
-fn builder<'a>(local: &'a PrivateKey, psk: &'a PresharedKey) -> Result<Builder<'a>, snow::Error> {
-    let params = NOISE_PARAMS.parse()?;
+fn builder<'a>(
+    cipher: Cipher,
+    local: &'a PrivateKey,
+    psk: &'a PresharedKey,
+) -> Result<Builder<'a>, snow::Error> {
+    let params = cipher.noise_params().parse()?;
     Builder::new(params)
         .local_private_key(local.as_bytes())?
         .psk(PSK_LOCATION, psk.as_bytes())?
@@ -180,6 +189,8 @@ fn builder<'a>(local: &'a PrivateKey, psk: &'a PresharedKey) -> Result<Builder<'
 mod tests {
     use super::*;
     use crate::crypto::keys::generate_keypair;
+
+    const CIPHER: Cipher = Cipher::Aes256Gcm;
 
     #[test]
     fn tai64n_of_a_known_instant() {
@@ -202,23 +213,50 @@ mod tests {
         assert!(a.next_after() <= b);
     }
 
+    /// Also checks that both ciphers' messages have the lengths the envelope fixes (the
+    /// `debug_assert`s in write_initiation and write_response).
     #[test]
     fn both_sides_derive_mirrored_keys_and_the_responder_learns_the_initiator() {
-        let (i_private, i_public) = generate_keypair().unwrap();
+        for cipher in Cipher::ALL {
+            let (i_private, i_public) = generate_keypair().unwrap();
+            let (r_private, r_public) = generate_keypair().unwrap();
+            let psk = PresharedKey::from_bytes([7; 32]);
+            let stamp = Tai64n::from_unix(Duration::from_secs(1_700_000_000));
+            let mut m1 = [0u8; INITIATION_NOISE_LEN];
+            let mut initiator =
+                write_initiation(cipher, &i_private, &r_public, &psk, stamp, &mut m1).unwrap();
+            let accepted = read_initiation(cipher, &r_private, &psk, &m1).unwrap();
+            assert_eq!(accepted.peer, i_public);
+            assert_eq!(accepted.timestamp, stamp);
+            let mut m2 = [0u8; RESPONSE_NOISE_LEN];
+            let r_keys = accepted.write_response(&mut m2).unwrap();
+            let i_keys = initiator.read_response(&m2).unwrap();
+            assert_eq!(i_keys.send, r_keys.recv);
+            assert_eq!(i_keys.recv, r_keys.send);
+            assert_ne!(i_keys.send, i_keys.recv);
+        }
+    }
+
+    /// The cipher is in the protocol name, hence in the first chaining key: a responder of the
+    /// other cipher cannot decrypt the initiator's static key (Noise section 5.2).
+    #[test]
+    fn initiation_under_the_other_cipher_does_not_decrypt() {
+        let (i_private, _) = generate_keypair().unwrap();
         let (r_private, r_public) = generate_keypair().unwrap();
-        let psk = PresharedKey::from_bytes([7; 32]);
-        let stamp = Tai64n::from_unix(Duration::from_secs(1_700_000_000));
-        let mut m1 = [0u8; INITIATION_NOISE_LEN];
-        let mut initiator = write_initiation(&i_private, &r_public, &psk, stamp, &mut m1).unwrap();
-        let accepted = read_initiation(&r_private, &psk, &m1).unwrap();
-        assert_eq!(accepted.peer, i_public);
-        assert_eq!(accepted.timestamp, stamp);
-        let mut m2 = [0u8; RESPONSE_NOISE_LEN];
-        let r_keys = accepted.write_response(&mut m2).unwrap();
-        let i_keys = initiator.read_response(&m2).unwrap();
-        assert_eq!(i_keys.send, r_keys.recv);
-        assert_eq!(i_keys.recv, r_keys.send);
-        assert_ne!(i_keys.send, i_keys.recv);
+        let psk = PresharedKey::from_bytes([0; 32]);
+        let stamp = Tai64n::from_unix(Duration::from_secs(1));
+        for (initiator, responder) in [
+            (Cipher::ChaCha20Poly1305, Cipher::Aes256Gcm),
+            (Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305),
+        ] {
+            let mut m1 = [0u8; INITIATION_NOISE_LEN];
+            write_initiation(initiator, &i_private, &r_public, &psk, stamp, &mut m1).unwrap();
+            assert_eq!(
+                read_initiation(responder, &r_private, &psk, &m1).err(),
+                Some(snow::Error::Decrypt)
+            );
+            assert!(read_initiation(initiator, &r_private, &psk, &m1).is_ok());
+        }
     }
 
     #[test]
@@ -230,15 +268,21 @@ mod tests {
         let stamp = Tai64n::from_unix(Duration::from_secs(1));
         let mut m1 = [0u8; INITIATION_NOISE_LEN];
         let mut initiator =
-            write_initiation(&i_private, &r_public, &right, stamp, &mut m1).unwrap();
+            write_initiation(CIPHER, &i_private, &r_public, &right, stamp, &mut m1).unwrap();
         // Message 1 carries no PSK: a responder with the wrong one reads it...
         let mut forged = [0u8; RESPONSE_NOISE_LEN];
-        read_initiation(&r_private, &wrong, &m1).unwrap().write_response(&mut forged).unwrap();
+        read_initiation(CIPHER, &r_private, &wrong, &m1)
+            .unwrap()
+            .write_response(&mut forged)
+            .unwrap();
         // ...but its response does not authenticate.
         assert_eq!(initiator.read_response(&forged).err(), Some(snow::Error::Decrypt));
         // The failed read left the initiator's state intact for the genuine response.
         let mut genuine = [0u8; RESPONSE_NOISE_LEN];
-        read_initiation(&r_private, &right, &m1).unwrap().write_response(&mut genuine).unwrap();
+        read_initiation(CIPHER, &r_private, &right, &m1)
+            .unwrap()
+            .write_response(&mut genuine)
+            .unwrap();
         assert!(initiator.read_response(&genuine).is_ok());
     }
 
@@ -250,7 +294,7 @@ mod tests {
         let psk = PresharedKey::from_bytes([0; 32]);
         let mut m1 = [0u8; INITIATION_NOISE_LEN];
         let stamp = Tai64n::from_unix(Duration::from_secs(1));
-        write_initiation(&i_private, &r_public, &psk, stamp, &mut m1).unwrap();
-        assert!(read_initiation(&other_private, &psk, &m1).is_err());
+        write_initiation(CIPHER, &i_private, &r_public, &psk, stamp, &mut m1).unwrap();
+        assert!(read_initiation(CIPHER, &other_private, &psk, &m1).is_err());
     }
 }

@@ -1,30 +1,26 @@
-//! One pair of transport keys from one handshake: ChaCha20-Poly1305 (RFC 8439) through ring,
-//! with an explicit 64-bit counter as nonce.
+//! One pair of transport keys from one handshake: the tunnel's [`Cipher`] (ChaCha20-Poly1305 or
+//! AES-256-GCM) through ring, with an explicit 64-bit counter as nonce.
 //!
 //! WireGuard paper section 5.4.6 ("Subsequent Messages: Transport Data Messages"): every message
-//! carries its counter in clear; the AEAD nonce is 32 zero bits then the counter little-endian
-//! (RFC 8439 section 2.8's 96-bit nonce, Noise section 12.3's ChaChaPoly nonce encoding). We also
-//! authenticate the 16-byte header as associated data, which WireGuard leaves out (its index and
-//! counter are bound by key choice and nonce anyway); here it costs nothing and also binds the
-//! type and reserved bytes.
+//! carries its counter in clear; the AEAD nonce is 32 zero bits then the counter, in the byte order
+//! of the cipher's Noise definition ([`Cipher::nonce`]). We also authenticate the 16-byte header
+//! as associated data, which WireGuard leaves out (its index and counter are bound by key choice
+//! and nonce anyway); here it costs nothing and also binds the type and reserved bytes.
 //!
-//! Limits (WireGuard paper section 6.2, "Transport Message Limits"): after `REKEY_AFTER_MESSAGES`
-//! the initiator starts a new handshake; no message is sent or accepted with a counter of
-//! `REJECT_AFTER_MESSAGES` or more, far below the nonce's wrap-around.
+//! Limits (WireGuard paper section 6.2, "Transport Message Limits", per cipher in
+//! [`Cipher::rekey_after_messages`] and [`Cipher::reject_after_messages`]): past the first the
+//! initiator starts a new handshake; no message is sent or accepted with a counter at or above the
+//! second, which lies below the nonce's wrap-around, and for AES-GCM within its confidentiality
+//! limit.
 
 use braid_core::Instant;
-use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305, NONCE_LEN};
+use ring::aead::{Aad, LessSafeKey, UnboundKey};
 
+use super::cipher::Cipher;
 use super::envelope::{transport_header, HEADER_LEN, TAG_LEN};
 use super::handshake::TransportKeys;
 use super::replay::ReplayWindow;
 use super::CryptoError;
-
-/// Messages after which the initiator rekeys (WireGuard section 6.2: 2^60).
-pub const REKEY_AFTER_MESSAGES: u64 = 1 << 60;
-/// Counters at or above this are never used (WireGuard section 6.2: 2^64 - 2^13 - 1, leaving the
-/// replay window room below the nonce's end).
-pub const REJECT_AFTER_MESSAGES: u64 = u64::MAX - (1 << 13);
 
 /// Keys, indices, send counter and replay window of one handshake's outcome.
 pub struct Keypair {
@@ -34,6 +30,7 @@ pub struct Keypair {
     pub remote_index: u32,
     /// When the handshake that made these keys completed on this side.
     pub created: Instant,
+    cipher: Cipher,
     send: LessSafeKey,
     recv: LessSafeKey,
     next_send_counter: u64,
@@ -42,6 +39,7 @@ pub struct Keypair {
 
 impl Keypair {
     pub(crate) fn new(
+        cipher: Cipher,
         keys: &TransportKeys,
         local_index: u32,
         remote_index: u32,
@@ -49,13 +47,14 @@ impl Keypair {
     ) -> Box<Self> {
         let key = |bytes: &[u8; 32]| {
             LessSafeKey::new(
-                UnboundKey::new(&CHACHA20_POLY1305, bytes).expect("ChaCha20 keys are 32 bytes"),
+                UnboundKey::new(cipher.algorithm(), bytes).expect("both ciphers take 32-byte keys"),
             )
         };
         Box::new(Keypair {
             local_index,
             remote_index,
             created,
+            cipher,
             send: key(&keys.send),
             recv: key(&keys.recv),
             next_send_counter: 0,
@@ -66,6 +65,17 @@ impl Keypair {
     /// Messages sent so far with these keys.
     pub fn messages_sent(&self) -> u64 {
         self.next_send_counter
+    }
+
+    /// The highest counter the peer authenticated under these keys, 0 before any: a lower bound
+    /// on its messages sent, for the initiator's rekey decision (only the initiator rekeys, so it
+    /// watches both directions' keys).
+    pub fn highest_received(&self) -> u64 {
+        self.replay.highest()
+    }
+
+    pub fn cipher(&self) -> Cipher {
+        self.cipher
     }
 
     /// Lets tests reach the message limits without sending 2^60 messages.
@@ -82,7 +92,7 @@ impl Keypair {
         plaintext_len: usize,
     ) -> Result<usize, CryptoError> {
         let counter = self.next_send_counter;
-        if counter >= REJECT_AFTER_MESSAGES {
+        if counter >= self.cipher.reject_after_messages() {
             return Err(CryptoError::CounterExhausted);
         }
         let header = transport_header(self.remote_index, counter);
@@ -90,7 +100,7 @@ impl Keypair {
         let tag = self
             .send
             .seal_in_place_separate_tag(
-                nonce(counter),
+                self.cipher.nonce(counter),
                 Aad::from(&header),
                 &mut buf[HEADER_LEN..end],
             )
@@ -112,37 +122,34 @@ impl Keypair {
         datagram: &'a mut [u8],
     ) -> Result<&'a mut [u8], CryptoError> {
         let replay = |reason| CryptoError::Replay { counter, reason };
-        if counter >= REJECT_AFTER_MESSAGES {
+        if counter >= self.cipher.reject_after_messages() {
             return Err(CryptoError::Authentication);
         }
         self.replay.check(counter).map_err(replay)?;
         let (header, sealed) = datagram.split_at_mut(HEADER_LEN);
         let plaintext = self
             .recv
-            .open_in_place(nonce(counter), Aad::from(&*header), sealed)
+            .open_in_place(self.cipher.nonce(counter), Aad::from(&*header), sealed)
             .map_err(|_| CryptoError::Authentication)?;
         self.replay.update(counter).map_err(replay)?;
         Ok(plaintext)
     }
 }
 
-/// 32 zero bits then the counter, little-endian (RFC 8439 section 2.8; Noise section 12.3).
-fn nonce(counter: u64) -> Nonce {
-    let mut bytes = [0u8; NONCE_LEN];
-    bytes[4..].copy_from_slice(&counter.to_le_bytes());
-    Nonce::assume_unique_for_key(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crypto::cipher::REJECT_AFTER_MESSAGES;
     use crate::crypto::envelope::Envelope;
     use crate::crypto::ReplayError;
 
-    fn pair() -> (Box<Keypair>, Box<Keypair>) {
+    fn pair(cipher: Cipher) -> (Box<Keypair>, Box<Keypair>) {
         let a = TransportKeys { send: [1; 32], recv: [2; 32] };
         let b = TransportKeys { send: [2; 32], recv: [1; 32] };
-        (Keypair::new(&a, 10, 20, Instant::ZERO), Keypair::new(&b, 20, 10, Instant::ZERO))
+        (
+            Keypair::new(cipher, &a, 10, 20, Instant::ZERO),
+            Keypair::new(cipher, &b, 20, 10, Instant::ZERO),
+        )
     }
 
     fn sealed(k: &mut Keypair, plaintext: &[u8]) -> Vec<u8> {
@@ -160,47 +167,66 @@ mod tests {
         }
     }
 
-    #[test]
-    fn nonce_is_four_zero_bytes_then_the_counter_little_endian() {
-        assert_eq!(nonce(0x0102_0304_0506_0708).as_ref(), &[0, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1]);
-    }
-
     /// The header carries index and counter big-endian; the body decrypts to what was sealed.
     #[test]
     fn seal_writes_header_and_opens_in_place() {
-        let (mut a, mut b) = pair();
-        let mut d = sealed(&mut a, b"hello");
-        assert_eq!(&d[..16], &[4, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(d.len(), 16 + 5 + 16);
-        assert_ne!(&d[16..21], b"hello");
-        assert_eq!(b.open(0, &mut d).unwrap(), b"hello");
-        let d2 = sealed(&mut a, b"");
-        assert_eq!(counter_of(&d2), 1);
+        for cipher in Cipher::ALL {
+            let (mut a, mut b) = pair(cipher);
+            let mut d = sealed(&mut a, b"hello");
+            assert_eq!(&d[..16], &[4, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0]);
+            assert_eq!(d.len(), 16 + 5 + 16, "{cipher}: header, plaintext, 16-byte tag");
+            assert_ne!(&d[16..21], b"hello");
+            assert_eq!(b.open(0, &mut d).unwrap(), b"hello");
+            let d2 = sealed(&mut a, b"");
+            assert_eq!(counter_of(&d2), 1);
+        }
+    }
+
+    /// Same keys, same header, same plaintext: the two ciphers give different datagrams, and
+    /// neither opens under the other (the transport really uses the configured cipher).
+    #[test]
+    fn the_ciphers_differ_and_do_not_open_each_other() {
+        let (mut chacha_a, mut chacha_b) = pair(Cipher::ChaCha20Poly1305);
+        let (mut aes_a, mut aes_b) = pair(Cipher::Aes256Gcm);
+        let from_chacha = sealed(&mut chacha_a, b"same plaintext");
+        let from_aes = sealed(&mut aes_a, b"same plaintext");
+        assert_eq!(from_chacha[..HEADER_LEN], from_aes[..HEADER_LEN]);
+        assert_ne!(from_chacha[HEADER_LEN..], from_aes[HEADER_LEN..]);
+        assert_eq!(
+            aes_b.open(0, &mut from_chacha.clone()).err(),
+            Some(CryptoError::Authentication)
+        );
+        assert_eq!(
+            chacha_b.open(0, &mut from_aes.clone()).err(),
+            Some(CryptoError::Authentication)
+        );
     }
 
     #[test]
     fn any_flipped_bit_fails_authentication() {
-        let (mut a, mut b) = pair();
-        let d = sealed(&mut a, b"payload");
-        for byte in 0..d.len() {
-            let mut t = d.clone();
-            t[byte] ^= 0x01;
-            // The counter the receiver uses is the one in the (possibly tampered) header.
-            let counter = u64::from_be_bytes(t[8..16].try_into().unwrap());
-            assert_eq!(
-                b.open(counter, &mut t).err(),
-                Some(CryptoError::Authentication),
-                "byte {byte}"
-            );
+        for cipher in Cipher::ALL {
+            let (mut a, mut b) = pair(cipher);
+            let d = sealed(&mut a, b"payload");
+            for byte in 0..d.len() {
+                let mut t = d.clone();
+                t[byte] ^= 0x01;
+                // The counter the receiver uses is the one in the (possibly tampered) header.
+                let counter = u64::from_be_bytes(t[8..16].try_into().unwrap());
+                assert_eq!(
+                    b.open(counter, &mut t).err(),
+                    Some(CryptoError::Authentication),
+                    "{cipher}, byte {byte}"
+                );
+            }
+            // None of the failures moved the window: the genuine datagram still opens.
+            let mut genuine = d.clone();
+            assert!(b.open(0, &mut genuine).is_ok());
         }
-        // None of the failures moved the window: the genuine datagram still opens.
-        let mut genuine = d.clone();
-        assert!(b.open(0, &mut genuine).is_ok());
     }
 
     #[test]
     fn replayed_datagram_is_refused_after_the_first() {
-        let (mut a, mut b) = pair();
+        let (mut a, mut b) = pair(Cipher::default());
         let d = sealed(&mut a, b"x");
         assert!(b.open(0, &mut d.clone()).is_ok());
         assert_eq!(
@@ -210,11 +236,19 @@ mod tests {
     }
 
     #[test]
-    fn send_counter_stops_at_reject_after_messages() {
-        let (mut a, _) = pair();
-        a.next_send_counter = REJECT_AFTER_MESSAGES - 1;
-        let mut buf = [0u8; 32];
-        assert!(a.seal(&mut buf, 0).is_ok());
-        assert_eq!(a.seal(&mut buf, 0), Err(CryptoError::CounterExhausted));
+    fn send_counter_stops_at_the_ciphers_reject_limit() {
+        for (cipher, limit) in
+            [(Cipher::ChaCha20Poly1305, REJECT_AFTER_MESSAGES), (Cipher::Aes256Gcm, 1 << 26)]
+        {
+            let (mut a, mut b) = pair(cipher);
+            a.next_send_counter = limit - 1;
+            let mut last = sealed(&mut a, b"");
+            let mut buf = [0u8; 32];
+            assert_eq!(a.seal(&mut buf, 0), Err(CryptoError::CounterExhausted), "{cipher}");
+            assert!(b.open(limit - 1, &mut last).is_ok(), "{cipher}");
+            assert_eq!(b.highest_received(), limit - 1);
+            // A datagram claiming a counter past the limit is refused before any decryption.
+            assert_eq!(b.open(limit, &mut last).err(), Some(CryptoError::Authentication));
+        }
     }
 }

@@ -125,7 +125,11 @@ impl PresharedKey {
 
 /// A fresh static key pair from the operating system's random source (snow's resolver).
 pub fn generate_keypair() -> Result<(PrivateKey, PublicKey), KeyError> {
-    let params = super::handshake::NOISE_PARAMS.parse().expect("the pattern name is valid");
+    // Static keys are Curve25519 keys whatever the cipher: any of the protocol names will do.
+    let params = super::cipher::Cipher::default()
+        .noise_params()
+        .parse()
+        .expect("the protocol name is valid");
     let pair = snow::Builder::new(params)
         .generate_keypair()
         .map_err(|e| KeyError::Generate(e.to_string()))?;

@@ -6,14 +6,17 @@
 //! with [`Session::seal`]; one counter sequence and one replay window span all paths.
 //!
 //! - [`keys`]: static keys and the PSK, base64 like `wg genkey`.
+//! - [`cipher`]: the AEAD, AES-256-GCM (default) or ChaCha20-Poly1305: Noise name, nonce, limits.
 //! - [`envelope`]: the outer datagram format (initiation, response, transport), strict parser.
-//! - [`handshake`]: Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s through snow, TAI64N timestamps.
-//! - [`keypair`]: one pair of transport keys: ring ChaCha20-Poly1305 with counter nonces.
+//! - [`handshake`]: Noise_IKpsk2_25519_{AESGCM,ChaChaPoly}_BLAKE2s through snow, TAI64N
+//!   timestamps.
+//! - [`keypair`]: one pair of transport keys: ring's AEAD with counter nonces.
 //! - [`replay`]: the RFC 6479 anti-replay window, sized for multipath reordering.
 //! - [`session`]: the state machine: handshake timers, key rotation, expiry.
 //!
 //! The threat model is in docs/security.md.
 
+pub mod cipher;
 pub mod envelope;
 pub mod handshake;
 pub mod keypair;
@@ -21,6 +24,7 @@ pub mod keys;
 pub mod replay;
 pub mod session;
 
+pub use cipher::{Cipher, UnknownCipher};
 pub use envelope::{EnvelopeError, MessageKind, HEADER_LEN, TAG_LEN};
 pub use keys::{generate_keypair, KeyError, PresharedKey, PrivateKey, PublicKey};
 pub use replay::ReplayError;
@@ -38,7 +42,7 @@ pub enum CryptoError {
     BufferTooSmall { needed: usize, available: usize },
     #[error("no keys to send with: handshake not complete, or keys older than REJECT_AFTER_TIME")]
     NoSession,
-    #[error("the send counter reached REJECT_AFTER_MESSAGES; a new handshake is needed")]
+    #[error("the send counter reached the cipher's message limit; a new handshake is needed")]
     CounterExhausted,
     #[error("no keys with receiver index {0:#010x} (stale or foreign datagram)")]
     UnknownIndex(u32),

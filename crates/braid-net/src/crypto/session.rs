@@ -30,11 +30,14 @@
 //! transport message (keepalive) from [`Session::poll_keepalive`] if it has no data.
 //!
 //! **Rotation and expiry** (section 6.2 to 6.4): the initiator starts a new handshake
-//! [`REKEY_AFTER_TIME`] after its keys were made, or after [`REKEY_AFTER_MESSAGES`], and retries
-//! every [`REKEY_TIMEOUT`] while unanswered. The keys in use before a rotation stay as
-//! `previous`, for receiving only, until the next rotation or their expiry: packets sealed with
-//! them are still in flight on the slower paths, and with 100 ms between paths that is thousands
-//! of packets, so dropping the old keys at the first packet under the new ones would lose them.
+//! [`REKEY_AFTER_TIME`] after its keys were made, or once either direction's counter reaches the
+//! cipher's [`rekey_after_messages`](Cipher::rekey_after_messages) (WireGuard counts only its own
+//! sends, but there either side may initiate; here only the client does, and for AES-GCM the
+//! server's downstream key reaches its limit first), and retries every [`REKEY_TIMEOUT`] while
+//! unanswered. The keys in use before a rotation stay as `previous`, for receiving only, until
+//! the next rotation or their expiry: packets sealed with them are still in flight on the slower
+//! paths, and with 100 ms between paths that is thousands of packets, so dropping the old keys at
+//! the first packet under the new ones would lose them.
 //! No key is used, to send or receive, [`REJECT_AFTER_TIME`] after it was made. Like WireGuard
 //! (section 6.5, "Passive Keepalive") either side sends a keepalive when it received data but
 //! sent nothing for [`KEEPALIVE_TIMEOUT`], and the initiator starts a handshake when it has sent
@@ -49,13 +52,14 @@ use std::time::Duration;
 
 use braid_core::Instant;
 
+use super::cipher::Cipher;
+pub use super::cipher::{REJECT_AFTER_MESSAGES, REKEY_AFTER_MESSAGES};
 use super::envelope::{
     Envelope, MessageKind, HEADER_LEN, INITIATION_LEN, INITIATION_NOISE_LEN, RESPONSE_LEN,
     RESPONSE_NOISE_LEN, TAG_LEN,
 };
 use super::handshake::{self, InitiatorHandshake, Tai64n};
 use super::keypair::Keypair;
-pub use super::keypair::{REJECT_AFTER_MESSAGES, REKEY_AFTER_MESSAGES};
 use super::keys::{PresharedKey, PrivateKey, PublicKey};
 use super::CryptoError;
 
@@ -90,6 +94,8 @@ impl std::fmt::Display for Role {
 #[derive(Clone, Debug)]
 pub struct SessionConfig {
     pub role: Role,
+    /// The AEAD of handshake and transport; the peer must use the same one.
+    pub cipher: Cipher,
     pub local: PrivateKey,
     pub peer: PublicKey,
     /// Mixed into every handshake when set; WireGuard's all-zero key when not.
@@ -160,6 +166,7 @@ enum Slot {
 /// The security session of one tunnel. See the module documentation.
 pub struct Session {
     role: Role,
+    cipher: Cipher,
     local: PrivateKey,
     peer: PublicKey,
     psk: PresharedKey,
@@ -191,9 +198,10 @@ impl Session {
     /// A session with no keys yet. `unix_time` is the wall clock (time since the Unix epoch) at
     /// `now`; only the initiator uses it, for initiation timestamps.
     pub fn new(config: SessionConfig, now: Instant, unix_time: Duration) -> Self {
-        let SessionConfig { role, local, peer, psk, index_seed } = config;
+        let SessionConfig { role, cipher, local, peer, psk, index_seed } = config;
         Session {
             role,
+            cipher,
             local,
             peer,
             psk: psk.unwrap_or(PresharedKey::from_bytes([0; 32])),
@@ -219,6 +227,10 @@ impl Session {
 
     pub fn role(&self) -> Role {
         self.role
+    }
+
+    pub fn cipher(&self) -> Cipher {
+        self.cipher
     }
 
     /// Whether there are keys to send with.
@@ -255,9 +267,15 @@ impl Session {
         let timestamp = self.next_timestamp(now);
         let local_index = self.fresh_index();
         let mut noise = [0u8; INITIATION_NOISE_LEN];
-        let handshake =
-            handshake::write_initiation(&self.local, &self.peer, &self.psk, timestamp, &mut noise)
-                .map_err(CryptoError::Handshake)?;
+        let handshake = handshake::write_initiation(
+            self.cipher,
+            &self.local,
+            &self.peer,
+            &self.psk,
+            timestamp,
+            &mut noise,
+        )
+        .map_err(CryptoError::Handshake)?;
         let n = Envelope::Initiation { sender_index: local_index, noise: &noise }.emit(out)?;
         self.pending = Some(Pending { handshake, local_index, sent_at: now });
         self.counters.initiations_sent += 1;
@@ -392,7 +410,9 @@ impl Session {
             return Some(self.now);
         };
         let mut due = keys.created + REKEY_AFTER_TIME;
-        if keys.messages_sent() >= REKEY_AFTER_MESSAGES {
+        // Counter c received means the peer sent at least c + 1 messages (1 before any: harmless).
+        let messages = keys.messages_sent().max(keys.highest_received().saturating_add(1));
+        if messages >= self.cipher.rekey_after_messages() {
             due = due.min(self.now);
         }
         if let Some(t) = self.peer_silent_deadline() {
@@ -437,10 +457,11 @@ impl Session {
             self.counters.duplicate_initiations += 1;
             return Ok(RESPONSE_LEN);
         }
-        let accepted = handshake::read_initiation(&self.local, &self.psk, noise).map_err(|e| {
-            self.counters.handshake_failures += 1;
-            CryptoError::Handshake(e)
-        })?;
+        let accepted = handshake::read_initiation(self.cipher, &self.local, &self.psk, noise)
+            .map_err(|e| {
+                self.counters.handshake_failures += 1;
+                CryptoError::Handshake(e)
+            })?;
         if accepted.peer != self.peer {
             self.counters.handshake_failures += 1;
             return Err(CryptoError::UnknownPeer(accepted.peer));
@@ -460,7 +481,7 @@ impl Session {
         }
         .emit(reply)?;
         self.greatest_timestamp_accepted = Some(timestamp);
-        self.next = Some(Keypair::new(&keys, local_index, sender_index, now));
+        self.next = Some(Keypair::new(self.cipher, &keys, local_index, sender_index, now));
         let mut response = [0u8; RESPONSE_LEN];
         response.copy_from_slice(reply);
         self.cached_response =
@@ -492,7 +513,7 @@ impl Session {
         let local_index = pending.local_index;
         self.pending = None;
         self.previous = self.current.take();
-        self.current = Some(Keypair::new(&keys, local_index, sender_index, now));
+        self.current = Some(Keypair::new(self.cipher, &keys, local_index, sender_index, now));
         self.confirmation_due = true;
         self.last_received = Some(now);
         self.counters.handshakes_completed += 1;
@@ -588,6 +609,7 @@ impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
             .field("role", &self.role)
+            .field("cipher", &self.cipher)
             .field("peer", &self.peer)
             .field("established", &self.is_established())
             .field("handshake_pending", &self.pending.is_some())

@@ -17,19 +17,36 @@ fn at(secs: f64) -> Instant {
 struct Ends {
     client_private: PrivateKey,
     server_private: PrivateKey,
+    cipher: Cipher,
 }
 
 impl Ends {
+    /// The same static keys, for ends that differ in something else.
+    fn clone_keys(other: &Ends) -> Self {
+        Ends {
+            client_private: other.client_private.clone(),
+            server_private: other.server_private.clone(),
+            cipher: other.cipher,
+        }
+    }
+
+    /// Two fresh static keys; both ends use the default cipher.
     fn new() -> Self {
+        Ends::with_cipher(Cipher::default())
+    }
+
+    fn with_cipher(cipher: Cipher) -> Self {
         Ends {
             client_private: generate_keypair().unwrap().0,
             server_private: generate_keypair().unwrap().0,
+            cipher,
         }
     }
 
     fn client(&self, psk: Option<PresharedKey>) -> Session {
         let config = SessionConfig {
             role: Role::Initiator,
+            cipher: self.cipher,
             local: self.client_private.clone(),
             peer: self.server_private.public_key(),
             psk,
@@ -41,6 +58,7 @@ impl Ends {
     fn server(&self, psk: Option<PresharedKey>) -> Session {
         let config = SessionConfig {
             role: Role::Responder,
+            cipher: self.cipher,
             local: self.server_private.clone(),
             peer: self.client_private.public_key(),
             psk,
@@ -107,7 +125,11 @@ fn handshake(client: &mut Session, server: &mut Session, now: Instant) {
 }
 
 fn established_pair(psk: Option<PresharedKey>) -> (Session, Session) {
-    let ends = Ends::new();
+    established_pair_with(Cipher::default(), psk)
+}
+
+fn established_pair_with(cipher: Cipher, psk: Option<PresharedKey>) -> (Session, Session) {
+    let ends = Ends::with_cipher(cipher);
     let (mut client, mut server) = (ends.client(psk.clone()), ends.server(psk));
     handshake(&mut client, &mut server, T0);
     (client, server)
@@ -115,24 +137,51 @@ fn established_pair(psk: Option<PresharedKey>) -> (Session, Session) {
 
 #[test]
 fn handshake_then_data_both_ways() {
-    let ends = Ends::new();
-    let psk = Some(PresharedKey::from_bytes([9; 32]));
-    let (mut client, mut server) = (ends.client(psk.clone()), ends.server(psk));
-    assert!(!client.is_established() && !server.is_established());
-    assert_eq!(try_seal(&mut client, T0, b"early"), Err(CryptoError::NoSession));
-    // The responder never initiates.
-    assert_eq!(initiation(&mut server, T0), None);
+    for cipher in Cipher::ALL {
+        let ends = Ends::with_cipher(cipher);
+        let psk = Some(PresharedKey::from_bytes([9; 32]));
+        let (mut client, mut server) = (ends.client(psk.clone()), ends.server(psk));
+        assert!(!client.is_established() && !server.is_established());
+        assert_eq!(try_seal(&mut client, T0, b"early"), Err(CryptoError::NoSession));
+        // The responder never initiates.
+        assert_eq!(initiation(&mut server, T0), None);
 
-    handshake(&mut client, &mut server, T0);
+        handshake(&mut client, &mut server, T0);
+        assert!(client.is_established() && server.is_established());
+        let up = seal(&mut client, at(0.1), b"ping");
+        assert_eq!(up.len(), 4 + OVERHEAD, "{cipher}");
+        assert_eq!(deliver(&mut server, at(0.1), &up), Ok(Output::Data(b"ping".to_vec())));
+        let down = seal(&mut server, at(0.2), b"pong");
+        assert_eq!(deliver(&mut client, at(0.2), &down), Ok(Output::Data(b"pong".to_vec())));
+        assert_eq!(client.counters().initiations_sent, 1);
+        assert_eq!(client.counters().handshakes_completed, 1);
+        assert_eq!(server.counters().handshakes_completed, 1);
+        assert_eq!((client.cipher(), server.cipher()), (cipher, cipher));
+    }
+}
+
+/// The cipher is part of the Noise protocol name: a responder configured with the other cipher
+/// cannot read the initiation, refuses it as a handshake failure and makes no keys; the
+/// initiator, unanswered, never establishes.
+#[test]
+fn peers_with_different_ciphers_never_establish() {
+    let chacha = Ends::with_cipher(Cipher::ChaCha20Poly1305);
+    let aes = Ends { cipher: Cipher::Aes256Gcm, ..Ends::clone_keys(&chacha) };
+    let (mut client, mut server) = (chacha.client(None), aes.server(None));
+    for t in [0.0, 5.0, 10.0] {
+        let init = initiation(&mut client, at(t)).expect("the client keeps trying");
+        let refused = deliver(&mut server, at(t), &init);
+        assert_eq!(refused, Err(CryptoError::Handshake(snow::Error::Decrypt)));
+        let text = refused.unwrap_err().to_string();
+        assert!(text.starts_with("handshake message refused"), "{text}");
+    }
+    assert_eq!(server.counters().handshake_failures, 3);
+    assert!(server.next.is_none() && !server.is_established());
+    assert!(!client.is_established());
+    // The same keys with the same cipher on both ends do establish.
+    let mut server = chacha.server(None);
+    handshake(&mut client, &mut server, at(15.0));
     assert!(client.is_established() && server.is_established());
-    let up = seal(&mut client, at(0.1), b"ping");
-    assert_eq!(up.len(), 4 + OVERHEAD);
-    assert_eq!(deliver(&mut server, at(0.1), &up), Ok(Output::Data(b"ping".to_vec())));
-    let down = seal(&mut server, at(0.2), b"pong");
-    assert_eq!(deliver(&mut client, at(0.2), &down), Ok(Output::Data(b"pong".to_vec())));
-    assert_eq!(client.counters().initiations_sent, 1);
-    assert_eq!(client.counters().handshakes_completed, 1);
-    assert_eq!(server.counters().handshakes_completed, 1);
 }
 
 #[test]
@@ -154,21 +203,23 @@ fn responder_waits_for_key_confirmation_before_sending() {
 
 #[test]
 fn tampered_ciphertext_is_refused() {
-    let (mut client, mut server) = established_pair(None);
-    let genuine = seal(&mut client, at(1.0), b"attack at dawn");
-    for byte in [0, 5, 12, HEADER_LEN, HEADER_LEN + 13, genuine.len() - 1] {
-        let mut forged = genuine.clone();
-        forged[byte] ^= 0x80;
-        assert!(deliver(&mut server, at(1.0), &forged).is_err(), "flipped byte {byte}");
+    for cipher in Cipher::ALL {
+        let (mut client, mut server) = established_pair_with(cipher, None);
+        let genuine = seal(&mut client, at(1.0), b"attack at dawn");
+        for byte in [0, 5, 12, HEADER_LEN, HEADER_LEN + 13, genuine.len() - 1] {
+            let mut forged = genuine.clone();
+            forged[byte] ^= 0x80;
+            assert!(deliver(&mut server, at(1.0), &forged).is_err(), "{cipher}: byte {byte}");
+        }
+        // Byte 0 makes an unknown type, 5 an unknown index; the counter (12), the ciphertext
+        // (16, 29) and the tag (last) fail authentication.
+        assert_eq!(server.counters().bad_macs, 4, "{cipher}");
+        assert_eq!(server.counters().unknown_index, 1);
+        assert_eq!(
+            deliver(&mut server, at(1.0), &genuine),
+            Ok(Output::Data(b"attack at dawn".to_vec()))
+        );
     }
-    // Byte 0 makes an unknown type, 5 an unknown index; the counter (12), the ciphertext (16,
-    // 29) and the tag (last) fail authentication.
-    assert_eq!(server.counters().bad_macs, 4);
-    assert_eq!(server.counters().unknown_index, 1);
-    assert_eq!(
-        deliver(&mut server, at(1.0), &genuine),
-        Ok(Output::Data(b"attack at dawn".to_vec()))
-    );
 }
 
 #[test]
@@ -180,6 +231,7 @@ fn initiation_from_another_static_key_is_refused() {
     let mut stranger = Session::new(
         SessionConfig {
             role: Role::Initiator,
+            cipher: Cipher::default(),
             local: stranger_private,
             peer: ends.server_private.public_key(),
             psk: None,
@@ -201,6 +253,7 @@ fn initiation_for_another_responder_is_refused() {
     let mut misdirected = Session::new(
         SessionConfig {
             role: Role::Initiator,
+            cipher: Cipher::default(),
             local: ends.client_private.clone(),
             peer: generate_keypair().unwrap().1,
             psk: None,
@@ -405,22 +458,54 @@ fn silent_peer_triggers_a_new_handshake() {
 
 #[test]
 fn rekey_after_messages() {
-    let (mut client, mut server) = established_pair(None);
-    client.current.as_mut().unwrap().skip_send_counter_to(REKEY_AFTER_MESSAGES - 1);
-    let d = seal(&mut client, at(2.0), b"the 2^60th");
-    assert_eq!(client.poll_timeout(), Some(at(2.0)));
-    let init = initiation(&mut client, at(2.0)).expect("REKEY_AFTER_MESSAGES");
-    // The counter is far ahead but the window only bounds how far behind: accepted.
-    assert_eq!(deliver(&mut server, at(2.0), &d), Ok(Output::Data(b"the 2^60th".to_vec())));
-    // The old keys keep sending while the handshake is under way, without new initiations.
-    let d = seal(&mut client, at(2.1), b"more");
-    assert_eq!(initiation(&mut client, at(2.1)), None);
-    assert_eq!(deliver(&mut server, at(2.1), &d), Ok(Output::Data(b"more".to_vec())));
+    for cipher in Cipher::ALL {
+        let limit = cipher.rekey_after_messages();
+        let (mut client, mut server) = established_pair_with(cipher, None);
+        client.current.as_mut().unwrap().skip_send_counter_to(limit - 1);
+        let d = seal(&mut client, at(2.0), b"the last before the limit");
+        assert_eq!(client.poll_timeout(), Some(at(2.0)), "{cipher}");
+        let init = initiation(&mut client, at(2.0)).expect("rekey after messages");
+        // The counter is far ahead but the window only bounds how far behind: accepted.
+        assert_eq!(
+            deliver(&mut server, at(2.0), &d),
+            Ok(Output::Data(b"the last before the limit".to_vec()))
+        );
+        // The old keys keep sending while the handshake is under way, without new initiations.
+        let d = seal(&mut client, at(2.1), b"more");
+        assert_eq!(initiation(&mut client, at(2.1)), None);
+        assert_eq!(deliver(&mut server, at(2.1), &d), Ok(Output::Data(b"more".to_vec())));
+        let response = reply_of(deliver(&mut server, at(2.2), &init));
+        assert_eq!(deliver(&mut client, at(2.2), &response), Ok(Output::Established));
+        // Fresh keys: no further rekey until REKEY_AFTER_TIME.
+        assert_eq!(initiation(&mut client, at(3.0)), None);
+        assert_eq!(client.current.as_ref().unwrap().messages_sent(), 0);
+    }
+}
+
+/// Only the client initiates, but in a download the server's key carries most messages: the
+/// client rekeys when the counters it receives reach the limit. AES-GCM's limit is 2^25.
+#[test]
+fn the_peers_counter_reaching_the_limit_makes_the_initiator_rekey() {
+    let (mut client, mut server) = established_pair_with(Cipher::Aes256Gcm, None);
+    server.current.as_mut().unwrap().skip_send_counter_to((1 << 25) - 2);
+    let below = seal(&mut server, at(2.0), b"2^25 - 2");
+    assert_eq!(deliver(&mut client, at(2.0), &below), Ok(Output::Data(b"2^25 - 2".to_vec())));
+    assert_eq!(initiation(&mut client, at(2.0)), None, "one short of the limit");
+    let at_limit = seal(&mut server, at(2.1), b"2^25 - 1");
+    assert_eq!(deliver(&mut client, at(2.1), &at_limit), Ok(Output::Data(b"2^25 - 1".to_vec())));
+    assert_eq!(client.poll_timeout(), Some(at(2.1)));
+    let init = initiation(&mut client, at(2.1)).expect("the peer's counter reached the limit");
     let response = reply_of(deliver(&mut server, at(2.2), &init));
     assert_eq!(deliver(&mut client, at(2.2), &response), Ok(Output::Established));
-    // Fresh keys: no further rekey until REKEY_AFTER_TIME.
-    assert_eq!(initiation(&mut client, at(3.0)), None);
-    assert_eq!(client.current.as_ref().unwrap().messages_sent(), 0);
+}
+
+/// AES-GCM keys stop at their confidentiality limit (2^26 messages) and say why.
+#[test]
+fn aes_gcm_keys_stop_at_the_reject_limit() {
+    let (mut client, _server) = established_pair_with(Cipher::Aes256Gcm, None);
+    client.current.as_mut().unwrap().skip_send_counter_to((1 << 26) - 1);
+    assert!(try_seal(&mut client, at(1.0), b"last").is_ok());
+    assert_eq!(try_seal(&mut client, at(1.0), b"one more"), Err(CryptoError::CounterExhausted));
 }
 
 #[test]
@@ -460,6 +545,7 @@ fn debug_output_holds_no_secret() {
         "{:?}",
         SessionConfig {
             role: Role::Initiator,
+            cipher: Cipher::default(),
             local: ends.client_private.clone(),
             peer: ends.server_private.public_key(),
             psk: Some(PresharedKey::from_bytes([0x42; 32])),
