@@ -14,12 +14,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use braid_lab::lab::{check_scenario, start_tunnel, transfer_configs, TRANSFER_PORT};
-use braid_lab::netns::{list_netns_with_prefix, run_in, run_with_timeout, unique_prefix, Netns};
-use braid_lab::netns::{NetError, COMMAND_TIMEOUT};
+use braid_lab::netns::{
+    list_netns_with_prefix, run_in, run_with_timeout, unique_prefix, NetError, Netns,
+    COMMAND_TIMEOUT,
+};
 use braid_lab::topology::{Emulator, Topology, TopologyOptions};
 use braid_lab::transfer::{run_pair, ReceiverConfig, SenderConfig, TransferReport};
-use braid_lab::tunnel::SERVER_IF;
-use braid_lab::tunnel::{InnerIpv6, TunnelPair, TunnelSpec, BASE_PORT, CLIENT_IF, METRICS_PORT};
+use braid_lab::tunnel::{
+    InnerIpv6, TunnelPair, TunnelSpec, BASE_PORT, CLIENT_IF, METRICS_PORT, SERVER_IF,
+};
 use braid_sim::Scenario;
 
 /// The tests measure rates and delays on a 2-core machine, and linkem spins a core per loaded
