@@ -1,7 +1,7 @@
 # Braid: two entry points on a fresh machine (see README.md).
 CARGO ?= cargo
 
-.PHONY: demo test bench build
+.PHONY: demo test deps bench build
 
 # Build in release mode and run the reference experiment: default scenario, CPF and SRTT,
 # Cubic and BBR end to end, against the single-path baseline.
@@ -10,11 +10,21 @@ demo:
 	./target/release/braid demo scenarios/default.toml
 
 # The whole test suite: formatting, lints, unit, property and scenario tests, docs.
-test:
+test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --quiet
+
+# System tools the namespace tests need that a bare CI machine lacks: nft (the NAT rebinding
+# test). Installed only when missing and only as root (the namespace tests need root anyway).
+deps:
+	@if ! command -v nft >/dev/null 2>&1 && [ "$$(id -u)" -eq 0 ]; then \
+		echo "installing nftables (nft) for the namespace tests"; \
+		out=$$( { apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables; } 2>&1 ) || \
+			{ echo "$$out" >&2; exit 1; }; \
+	fi
 
 bench:
 	$(CARGO) build --release -p braid

@@ -282,6 +282,18 @@ pub fn list_netns() -> Result<Vec<String>, NetError> {
     Ok(out.lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect())
 }
 
+/// Names of the namespaces of `prefix` still present: those called `{prefix}-...`, as the test
+/// bed names everything it makes under a [`unique_prefix`]. A test's clean-up check.
+pub fn list_netns_with_prefix(prefix: &str) -> Result<Vec<String>, NetError> {
+    Ok(with_prefix(list_netns()?, prefix))
+}
+
+/// The names of `names` that are `{prefix}-...`: `bl-7-1` owns `bl-7-1-ue`, not `bl-7-10-ue`.
+fn with_prefix(names: Vec<String>, prefix: &str) -> Vec<String> {
+    let mine = format!("{prefix}-");
+    names.into_iter().filter(|n| n.starts_with(&mine)).collect()
+}
+
 fn pid_alive(pid: u32) -> bool {
     let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
@@ -336,6 +348,13 @@ mod tests {
         assert!(matches!(check_ifname("a b"), Err(NetError::BadName { .. })));
         assert!(matches!(check_name("namespace", "", 64), Err(NetError::BadName { .. })));
         assert!(matches!(check_name("namespace", "-x", 64), Err(NetError::BadName { .. })));
+    }
+
+    #[test]
+    fn a_prefix_owns_its_own_names_only() {
+        let names = ["bl-7-1-ue", "bl-7-10-ue", "bl-7-1", "x-bl-7-1-ue", "bl-7-1-em0"];
+        let names = names.iter().map(|n| n.to_string()).collect();
+        assert_eq!(with_prefix(names, "bl-7-1"), vec!["bl-7-1-ue", "bl-7-1-em0"]);
     }
 
     #[test]

@@ -3,11 +3,13 @@
 //!
 //! The server (proxy) side listens on each path's upstream end; the client (UE) side binds
 //! each path's downstream end and knows the server's addresses. Inside the tunnel the server
-//! is `10.200.0.1/24` and the client `10.200.0.2/24` unless the spec says otherwise.
+//! is `10.200.0.1/24` and the client `10.200.0.2/24` unless the spec says otherwise; with
+//! [`TunnelSpec::ipv6`] set they also have IPv6 addresses (by default `fd00:b::1/64` and
+//! `fd00:b::2/64`, [`InnerIpv6::default`]).
 
 use std::fmt::Write as _;
 use std::fs;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -38,10 +40,33 @@ pub struct TunnelSpec {
     pub server_addr: Ipv4Addr,
     pub client_addr: Ipv4Addr,
     pub prefix_len: u8,
+    /// IPv6 addresses inside the tunnel as well, when set.
+    pub ipv6: Option<InnerIpv6>,
     /// Liveness: silence after which a path is declared down.
     pub dead_after_ms: u64,
     /// The AEAD both daemons use (`interface.cipher`).
     pub cipher: Cipher,
+}
+
+/// The tunnel's inner IPv6 addresses. The daemon requires an MTU of at least 1280 with them
+/// (RFC 8200 section 5); the default 1400 qualifies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InnerIpv6 {
+    pub server_addr: Ipv6Addr,
+    pub client_addr: Ipv6Addr,
+    pub prefix_len: u8,
+}
+
+impl Default for InnerIpv6 {
+    /// `fd00:b::1` and `fd00:b::2` in a /64: a unique local prefix (RFC 4193), like the IPv4
+    /// side's private `10.200.0.0/24`.
+    fn default() -> Self {
+        InnerIpv6 {
+            server_addr: Ipv6Addr::new(0xfd00, 0xb, 0, 0, 0, 0, 0, 1),
+            client_addr: Ipv6Addr::new(0xfd00, 0xb, 0, 0, 0, 0, 0, 2),
+            prefix_len: 64,
+        }
+    }
 }
 
 impl TunnelSpec {
@@ -59,6 +84,7 @@ impl TunnelSpec {
             server_addr: Ipv4Addr::new(10, 200, 0, 1),
             client_addr: Ipv4Addr::new(10, 200, 0, 2),
             prefix_len: 24,
+            ipv6: None,
             dead_after_ms: 1000,
             cipher: Cipher::default(),
         }
@@ -92,14 +118,19 @@ fn config_text(spec: &TunnelSpec, server: bool, keys: &Keys) -> Result<String, N
         what: "writing a tunnel config".into(),
         message: e.to_string(),
     };
-    let (name, role, addr, private, peer) = if server {
-        (SERVER_IF, "server", spec.server_addr, &keys.server_private, &keys.client_public)
+    let (name, role, private, peer) = if server {
+        (SERVER_IF, "server", &keys.server_private, &keys.client_public)
     } else {
-        (CLIENT_IF, "client", spec.client_addr, &keys.client_private, &keys.server_public)
+        (CLIENT_IF, "client", &keys.client_private, &keys.server_public)
     };
+    let addresses = inner_addresses(spec, server)
+        .iter()
+        .map(|(a, len)| format!("\"{a}/{len}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut t = String::new();
     let _ = writeln!(t, "[interface]\nname = \"{name}\"\nrole = \"{role}\"");
-    let _ = writeln!(t, "address = [\"{addr}/{}\"]\nmtu = {}", spec.prefix_len, spec.mtu);
+    let _ = writeln!(t, "address = [{addresses}]\nmtu = {}", spec.mtu);
     let _ = writeln!(t, "private_key = \"{private}\"");
     let _ = writeln!(t, "metrics_listen = \"127.0.0.1:{METRICS_PORT}\"");
     let _ = writeln!(t, "cipher = \"{}\"", spec.cipher);
@@ -118,6 +149,17 @@ fn config_text(spec: &TunnelSpec, server: bool, keys: &Keys) -> Result<String, N
         }
     }
     Ok(t)
+}
+
+/// One side's inner addresses with their prefix lengths: IPv4, then IPv6 if the spec has it.
+fn inner_addresses(spec: &TunnelSpec, server: bool) -> Vec<(IpAddr, u8)> {
+    let v4 = if server { spec.server_addr } else { spec.client_addr };
+    let mut out = vec![(IpAddr::V4(v4), spec.prefix_len)];
+    if let Some(v6) = spec.ipv6 {
+        let addr = if server { v6.server_addr } else { v6.client_addr };
+        out.push((IpAddr::V6(addr), v6.prefix_len));
+    }
+    out
 }
 
 struct Keys {
@@ -238,4 +280,50 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 
 fn io_err(ns: &str, what: &str, e: std::io::Error) -> NetError {
     NetError::Sys { netns: ns.to_string(), what: what.into(), message: e.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braid_net::config::DaemonConfig;
+
+    fn spec() -> TunnelSpec {
+        let end = |ns: &str, last: u8| Endpoint {
+            netns: ns.into(),
+            ifname: "p1".into(),
+            addr: Ipv4Addr::new(10, 91, 0, last),
+            prefix_len: 24,
+        };
+        TunnelSpec::new("prx", "ue", vec![(end("prx", 1), end("ue", 2))])
+    }
+
+    fn keys() -> Keys {
+        let k = |s: &str| s.to_string();
+        Keys {
+            server_private: k("sp"),
+            server_public: k("spub"),
+            client_private: k("cp"),
+            client_public: k("cpub"),
+        }
+    }
+
+    /// The addresses the daemon reads back from the config a side is given.
+    fn addresses(spec: &TunnelSpec, server: bool) -> Vec<String> {
+        let text = config_text(spec, server, &keys()).unwrap();
+        let cfg = DaemonConfig::from_toml_str(&text).unwrap();
+        cfg.addresses.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn without_ipv6_each_side_gets_its_ipv4_address_only() {
+        assert_eq!(addresses(&spec(), true), ["10.200.0.1/24"]);
+        assert_eq!(addresses(&spec(), false), ["10.200.0.2/24"]);
+    }
+
+    #[test]
+    fn with_ipv6_each_side_also_gets_its_ipv6_address() {
+        let spec = TunnelSpec { ipv6: Some(InnerIpv6::default()), ..spec() };
+        assert_eq!(addresses(&spec, true), ["10.200.0.1/24", "fd00:b::1/64"]);
+        assert_eq!(addresses(&spec, false), ["10.200.0.2/24", "fd00:b::2/64"]);
+    }
 }

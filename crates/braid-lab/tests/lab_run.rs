@@ -1,16 +1,16 @@
 //! `braid lab`'s library side end to end: a scenario in, a report in the `braid sim --json`
 //! schema out, nothing left behind; and an interrupt tears the test bed down. Needs root.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use braid_lab::lab::{self, LabError, LabMode, LabOptions};
-use braid_lab::netns::{list_netns, unique_prefix};
+use braid_lab::netns::{list_netns_with_prefix, unique_prefix};
 use braid_sim::Scenario;
 
 fn ours(tag: &str) -> Vec<String> {
-    let mine = format!("{tag}-");
-    list_netns().unwrap().into_iter().filter(|n| n.starts_with(&mine)).collect()
+    list_netns_with_prefix(tag).unwrap()
 }
 
 /// A tag of our own, so the checks see only this test's namespaces.
@@ -45,7 +45,74 @@ fn a_baseline_run_reports_in_the_sim_schema_and_leaves_nothing() {
     for key in ["dlct_s", "goodput_mbps", "paths", "drops", "e2e", "wall_s"] {
         assert!(json.get(key).is_some(), "{key} missing");
     }
-    for key in ["events", "simulated_packets", "hol_ms", "protocol_delay_ms"] {
+    for key in ["events", "simulated_packets", "hol_ms", "protocol_delay_ms", "reorder"] {
+        assert!(json.get(key).is_none(), "{key} should be left out");
+    }
+    assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));
+}
+
+/// The `braid` executable of this build, which runs `braid tunnel`. Test executables live in
+/// `target/<profile>/deps/`, the workspace's binaries one level up; `cargo test --workspace`
+/// builds it (alone, `cargo test -p braid-lab` needs `cargo build -p braid` first).
+fn braid_exe() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let braid = exe.parent().and_then(|deps| deps.parent()).unwrap().join("braid");
+    assert!(braid.exists(), "{} is missing: cargo build -p braid first", braid.display());
+    braid
+}
+
+#[test]
+fn a_tunnel_run_reports_the_tunnel_side_in_the_sim_schema() {
+    let tag = unique_prefix("blr");
+    let opts = LabOptions { mode: LabMode::Tunnel, braid_exe: braid_exe(), ..options(&tag) };
+    // Round robin, so both paths carry data and both get srtt samples.
+    let overrides = ["e2e.bytes=10000000", "e2e.cc=bbr", "tunnel.scheduler=rr"];
+    let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+    let s = Scenario::from_toml_str("", &overrides).unwrap();
+    let out = lab::run(&s, &opts, &AtomicBool::new(false)).unwrap();
+    let r = &out.report;
+    assert_eq!(r.e2e.bytes_delivered, 10_000_000);
+    assert_eq!(r.lab.mode, "tunnel");
+    assert_eq!(r.paths.len(), 2);
+    // Inner bytes sent: at least the payload (TCP/IP headers and retransmissions add to it),
+    // and not more than half again as much.
+    let bytes: Vec<u64> = r.paths.iter().map(|p| p.bytes.unwrap()).collect();
+    let total: u64 = bytes.iter().sum();
+    assert!((10_000_000..15_000_000).contains(&total), "{bytes:?}");
+    // Round robin over equal-rate paths: each carries a fair part.
+    for p in &r.paths {
+        let share = p.share.unwrap();
+        assert!((0.2..0.8).contains(&share), "{}: share {share}", p.name);
+        // htb adds no delay: the path RTT is queueing and processing only, well under 1 s,
+        // and the maximum is at least the mean.
+        let (mean, max) = (p.srtt_ms_mean.unwrap(), p.srtt_ms_max.unwrap());
+        assert!(mean > 0.0 && mean < 1000.0 && max >= mean, "{}: srtt {mean} / {max}", p.name);
+        // Lost packets cannot exceed the packets the downlink queue sent.
+        assert!(p.packets_lost_detected.unwrap() <= p.packets_sent.unwrap(), "{p:?}");
+    }
+    let shares: f64 = r.paths.iter().map(|p| p.share.unwrap()).sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+    assert!(r.drops.scheduler.is_some() && r.drops.reorder.is_some(), "{:?}", r.drops);
+    let reorder = r.reorder.as_ref().unwrap();
+    // Adaptive reordering over two paths: the wait limit is positive and at most the run.
+    let wait = reorder.wait_limit_ms_mean.unwrap();
+    assert!(wait > 0.0 && wait < r.dlct_s * 1e3, "{reorder:?}");
+
+    let json = serde_json::to_value(r).unwrap();
+    eprintln!(
+        "tunnel lab: paths {} drops {} reorder {}",
+        json["paths"], json["drops"], json["reorder"]
+    );
+    for key in ["bytes", "share", "srtt_ms_mean", "srtt_ms_max", "packets_lost_detected"] {
+        assert!(json["paths"][0].get(key).is_some(), "paths[0].{key} missing");
+    }
+    for key in ["scheduler", "reorder"] {
+        assert!(json["drops"].get(key).is_some(), "drops.{key} missing");
+    }
+    for key in ["released_on_timeout", "duplicates", "wait_limit_ms_mean"] {
+        assert!(json["reorder"].get(key).is_some(), "reorder.{key} missing");
+    }
+    for key in ["hol_ms", "protocol_delay_ms", "tunnel", "events"] {
         assert!(json.get(key).is_none(), "{key} should be left out");
     }
     assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));

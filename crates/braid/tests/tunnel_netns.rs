@@ -13,7 +13,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use braid_lab::lab::{check_scenario, start_tunnel, transfer_configs, TRANSFER_PORT};
-use braid_lab::netns::{list_netns, run_in, unique_prefix};
+use braid_lab::netns::{list_netns_with_prefix, run_in, unique_prefix};
 use braid_lab::topology::{Emulator, Topology, TopologyOptions};
 use braid_lab::transfer::run_pair;
 use braid_lab::tunnel::TunnelPair;
@@ -33,8 +33,7 @@ fn braid_exe() -> &'static Path {
 
 /// The namespaces of `prefix` still present.
 fn leftovers(prefix: &str) -> Vec<String> {
-    let mine = format!("{prefix}-");
-    list_netns().unwrap().into_iter().filter(|n| n.starts_with(&mine)).collect()
+    list_netns_with_prefix(prefix).unwrap()
 }
 
 /// A topology and a tunnel pair for `overrides` on the default scenario.

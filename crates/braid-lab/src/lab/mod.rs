@@ -7,13 +7,16 @@
 //! - [`LabMode::Baseline`]: no tunnel, path 1 alone (the seed's baseline, the denominator of
 //!   the relative DLCT). Routes: server -> proxy -> path 1 -> UE.
 //! - [`LabMode::Tunnel`]: `braid tunnel` on proxy (server) and UE (client) over every path
-//!   ([`crate::tunnel::TunnelPair`]); routes server -> proxy -> tunnel -> UE and back.
+//!   ([`crate::tunnel::TunnelPair`]); routes server -> proxy -> tunnel -> UE and back. The
+//!   daemons' status, sampled during the transfer, fills the tunnel's fields of the report
+//!   ([`tunnel_side`]).
 //!
 //! Teardown happens on every exit: the topology and every child are guards, so an error, a
 //! panic or an interrupt (the `cancel` flag, set by [`signal::install`]'s handler) drops them.
 
 pub mod report;
 pub mod signal;
+pub mod tunnel_side;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -30,7 +33,7 @@ use crate::transfer::{
     run_pair, KernelCc, ReceiverConfig, SenderConfig, TransferError, TransferReport,
 };
 use crate::tunnel::{TunnelPair, TunnelSpec};
-pub use report::{LabDrops, LabE2eReport, LabInfo, LabPathReport, LabReport};
+pub use report::{LabDrops, LabE2eReport, LabInfo, LabPathReport, LabReorderReport, LabReport};
 
 /// Port the receiver listens on at the UE.
 pub const TRANSFER_PORT: u16 = 5201;
@@ -215,7 +218,7 @@ fn run_once(
     };
     let topo = Topology::build(s, &topo_opts)?;
     check_cancel(cancel)?;
-    let (ue_addr, _tunnel) = match mode {
+    let (ue_addr, tunnel) = match mode {
         LabMode::Baseline => (topo.route_single_path(1)?, None),
         LabMode::Tunnel => {
             let pair = start_tunnel(&topo, s, &opts.braid_exe)?;
@@ -224,8 +227,19 @@ fn run_once(
     };
     check_cancel(cancel)?;
     let (send_cfg, recv_cfg) = transfer_configs(s, cc, (ue_addr, TRANSFER_PORT).into());
-    let transfer = run_pair(topo.server().name(), topo.ue().name(), &send_cfg, &recv_cfg, cancel)?;
-    let report = summarise(s, mode, &topo, &transfer)?;
+    let (server_ns, ue_ns) = (topo.server().name(), topo.ue().name());
+    let transfer = || run_pair(server_ns, ue_ns, &send_cfg, &recv_cfg, cancel);
+    let (transfer, observation) = match &tunnel {
+        None => (transfer()?, None),
+        Some(pair) => {
+            let (t, observation) = tunnel_side::observe(pair, transfer);
+            (t?, Some(observation?))
+        }
+    };
+    let mut report = summarise(s, mode, &topo, &transfer)?;
+    if let Some(observation) = &observation {
+        observation.fill(&mut report);
+    }
     Ok((transfer, report))
 }
 
@@ -294,6 +308,7 @@ fn summarise(
             let (bytes, share) = match mode {
                 // Routing puts every E2E byte on path 1.
                 LabMode::Baseline => (Some(t.receiver.bytes), Some(1.0)),
+                // From the daemons' counters ([`tunnel_side`]).
                 LabMode::Tunnel => (None, None),
             };
             LabPathReport {

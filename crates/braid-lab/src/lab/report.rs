@@ -5,12 +5,16 @@
 //! | field | lab |
 //! |---|---|
 //! | `dlct_s`, `goodput_mbps` | receiver: `connect` start to last byte |
-//! | `paths[].bytes`, `share` | baseline: all E2E bytes on path 1 (routing); tunnel: tunnel metrics (not yet) |
+//! | `paths[].bytes`, `share` | baseline: all E2E bytes on path 1 (routing); tunnel: inner bytes the proxy sent on the path ([`super::tunnel_side`]) |
 //! | `paths[].mean_mbps`, `drops`, `packets_sent` | the downlink queue's counters (htb: `tc -s`); out with linkem |
-//! | `paths[].srtt_*`, `queue_delay_*`, `packets_lost_detected` | out (tunnel metrics, not yet) |
+//! | `paths[].srtt_ms_mean`, `srtt_ms_max` | tunnel: the proxy's path srtt, sampled; out in baseline |
+//! | `paths[].packets_lost_detected` | tunnel: the proxy's loss detection; out in baseline |
+//! | `paths[].queue_delay_*` | out (no per-packet queue timing) |
 //! | `drops.bottleneck`, `uplink`, `server_link` | queue counters (htb); out with linkem |
 //! | `drops.bottleneck_aqm` | htb: zeros (no AQM exists there); out with linkem |
-//! | `drops.scheduler`, `reorder`, `protocol_delay_ms`, `hol_ms`, `reorder`, `tunnel` | out (tunnel) |
+//! | `drops.scheduler`, `drops.reorder` | tunnel: both daemons' scheduler drops and reorder duplicates; out in baseline |
+//! | `reorder.released_on_timeout`, `duplicates`, `wait_limit_ms_mean` | tunnel: the UE daemon's; its other fields out |
+//! | `protocol_delay_ms`, `hol_ms`, `tunnel` | out (the daemon does not time packets or count copies) |
 //! | `e2e.retransmissions`, `rto_count`, `srtt_ms_mean` | sender `TCP_INFO`: `tcpi_total_retrans`, `tcpi_total_rto`, mean sampled `tcpi_rtt` |
 //! | `events`, `simulated_packets` | out (simulator only) |
 //! | `wall_s` | the whole run: build, transfer, teardown |
@@ -64,6 +68,17 @@ pub struct LabDrops {
     pub reorder: Option<u64>,
 }
 
+/// The downlink reorder buffer ([`braid_sim::metrics::ReorderReport`]), what the daemon counts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LabReorderReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub released_on_timeout: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_limit_ms_mean: Option<f64>,
+}
+
 /// End-to-end TCP ([`braid_sim::metrics::E2eReport`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LabE2eReport {
@@ -105,6 +120,8 @@ pub struct LabReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hol_ms: Option<MeanMax>,
     pub e2e: LabE2eReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<LabReorderReport>,
     pub wall_s: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline_dlct_s: Option<f64>,
@@ -144,6 +161,7 @@ mod tests {
         assert!(v.get("hol_ms").is_none());
         assert!(v.get("events").is_none());
         assert!(v["drops"].get("scheduler").is_none());
+        assert!(v.get("reorder").is_none());
     }
 
     #[test]

@@ -229,7 +229,9 @@ fn htb(em: &Netns, dev: &str, d: &DirectionShape) -> Result<(), NetError> {
 }
 
 /// linkem's command line for `shape`: every option in its `-ab` (downlink) and `-ba` (uplink)
-/// form, so no direction depends on linkem's defaults.
+/// form, so no direction depends on linkem's defaults. CoDel's target and interval are the
+/// exception: linkem takes one pair for both directions (`--codel-target`, `--codel-interval`),
+/// as a scenario gives one pair per path; they come from the first direction running CoDel.
 pub fn linkem_args(shape: &LinkShape) -> Vec<String> {
     let mut args: Vec<String> =
         vec!["linkem".into(), "--a".into(), EM_IF_UP.into(), "--b".into(), EM_IF_DOWN.into()];
@@ -245,10 +247,10 @@ pub fn linkem_args(shape: &LinkShape) -> Vec<String> {
             opt("loss", p.to_string());
         }
         opt("aqm", d.aqm.as_str().to_string());
-        if d.aqm == AqmChoice::CoDel {
-            opt("codel-target", format!("{}ms", d.codel_target_ms));
-            opt("codel-interval", format!("{}ms", d.codel_interval_ms));
-        }
+    }
+    if let Some(d) = [&shape.down, &shape.up].into_iter().find(|d| d.aqm == AqmChoice::CoDel) {
+        args.extend(["--codel-target".into(), format!("{}ms", d.codel_target_ms)]);
+        args.extend(["--codel-interval".into(), format!("{}ms", d.codel_interval_ms)]);
     }
     args
 }
@@ -318,8 +320,8 @@ mod tests {
             "--buffer-pkts-ab 500",
             "--loss-ab 0.01",
             "--aqm-ab codel",
-            "--codel-target-ab 5ms",
-            "--codel-interval-ab 100ms",
+            "--codel-target 5ms",
+            "--codel-interval 100ms",
             "--rate-ba 10mbit",
             "--delay-ba 10ms",
             "--aqm-ba droptail",
@@ -327,7 +329,10 @@ mod tests {
             assert!(args.contains(expected), "{expected} missing from {args}");
         }
         assert!(!args.contains("--loss-ba"), "{args}");
-        assert!(!args.contains("--codel-target-ba"), "{args}");
+        assert!(!args.contains("--codel-target-"), "linkem has no per-direction form: {args}");
+        // Without CoDel on either side, neither CoDel option.
+        let plain = linkem_args(&LinkShape::path(&wifi())).join(" ");
+        assert!(!plain.contains("--codel"), "{plain}");
     }
 
     #[test]

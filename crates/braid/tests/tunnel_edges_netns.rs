@@ -1,0 +1,472 @@
+//! `braid tunnel` at its edges, for real in network namespaces (braid-lab's Figure 1): NAT
+//! rebinding, IPv6 inside the tunnel, a path whose interface does not exist, the `status`
+//! command, and CoDel in linkem under a greedy TCP flow. Needs root (and `nft` for the NAT
+//! test: `make deps` installs it). Every test builds its own namespaces under a unique prefix,
+//! is bounded well under 60 s, and checks at its end that nothing of its prefix remains.
+
+use std::fs;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use braid_lab::lab::{check_scenario, start_tunnel, transfer_configs, TRANSFER_PORT};
+use braid_lab::netns::{
+    list_netns_with_prefix, run_in, run_with_timeout, unique_prefix, NetError, Netns,
+    COMMAND_TIMEOUT,
+};
+use braid_lab::topology::{Emulator, Topology, TopologyOptions};
+use braid_lab::transfer::{run_pair, ReceiverConfig, SenderConfig, TransferReport};
+use braid_lab::tunnel::{
+    InnerIpv6, TunnelPair, TunnelSpec, BASE_PORT, CLIENT_IF, METRICS_PORT, SERVER_IF,
+};
+use braid_sim::Scenario;
+
+/// The tests measure rates and delays on a 2-core machine, and linkem spins a core per loaded
+/// direction: they take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Limit on any one transfer here: every test must end well within 60 s.
+const TRANSFER_LIMIT: Duration = Duration::from_secs(30);
+/// How long a tunnel pair may take to complete its handshake.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn braid_exe() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_braid"))
+}
+
+fn scenario(overrides: &[&str]) -> Scenario {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    Scenario::from_toml_str("", &overrides).unwrap()
+}
+
+fn topology(s: &Scenario, prefix: &str, emulator: Emulator) -> Topology {
+    Topology::build(s, &TopologyOptions { prefix: prefix.to_string(), emulator }).unwrap()
+}
+
+/// The download of `s` (its `e2e.bytes` and `e2e.cc`) to `ue`, bounded by [`TRANSFER_LIMIT`].
+fn bounded_transfer(s: &Scenario, ue: SocketAddr) -> (SenderConfig, ReceiverConfig) {
+    let cc = check_scenario(s).unwrap();
+    let (mut send, mut recv) = transfer_configs(s, cc, ue);
+    send.timeout = TRANSFER_LIMIT;
+    recv.timeout = TRANSFER_LIMIT;
+    (send, recv)
+}
+
+fn download(sender_ns: &str, receiver_ns: &str, s: &Scenario, ue: SocketAddr) -> TransferReport {
+    let (send, recv) = bounded_transfer(s, ue);
+    run_pair(sender_ns, receiver_ns, &send, &recv, &AtomicBool::new(false))
+        .expect("the download completes byte-exact")
+}
+
+/// The namespaces of `prefix` still present.
+fn leftovers(prefix: &str) -> Vec<String> {
+    list_netns_with_prefix(prefix).unwrap()
+}
+
+/// `ip -n NS -j link show dev IF`'s ifindex: a device recreated under the same name gets a
+/// new one.
+fn ifindex(ns: &Netns, ifname: &str) -> u64 {
+    let out = ns.ip(&["-j", "link", "show", "dev", ifname]).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v[0]["ifindex"].as_u64().unwrap()
+}
+
+/// Runs `cmd args...` inside namespace `ns` (`ip netns exec`), bounded in time.
+fn run_in_ns(ns: &str, cmd: &str, args: &[&str]) -> Result<String, NetError> {
+    let mut all = vec!["netns", "exec", ns, cmd];
+    all.extend_from_slice(args);
+    run_with_timeout("ip", &all, COMMAND_TIMEOUT)
+}
+
+/// Replaces the `braid_nat` table of `ns` in one nft transaction: source NAT of what leaves
+/// by `ifname` for UDP port `dport` to `to` (`ADDR:PORT`).
+fn set_snat(ns: &str, ifname: &str, dport: u16, to: SocketAddr, replace: bool) {
+    let mut rules = String::new();
+    if replace {
+        rules.push_str("delete table ip braid_nat\n");
+    }
+    rules.push_str("add table ip braid_nat\n");
+    rules.push_str(
+        "add chain ip braid_nat postrouting \
+         { type nat hook postrouting priority srcnat; policy accept; }\n",
+    );
+    rules.push_str(&format!(
+        "add rule ip braid_nat postrouting oifname \"{ifname}\" udp dport {dport} snat to {to}"
+    ));
+    run_in_ns(ns, "nft", &[&rules]).expect("nft (make deps installs it)");
+}
+
+/// Deletes every IPv4 connection-tracking entry of the calling thread's namespace: the
+/// ctnetlink request `conntrack -F` sends, `IPCTNL_MSG_CT_DELETE` without a tuple, which Linux
+/// answers by flushing the table (`ctnetlink_del_conntrack` -> `ctnetlink_flush_conntrack`,
+/// net/netfilter/nf_conntrack_netlink.c). Waits for the kernel's acknowledgement.
+fn flush_conntrack() -> std::io::Result<()> {
+    const NFNL_SUBSYS_CTNETLINK: u16 = 1;
+    const IPCTNL_MSG_CT_DELETE: u16 = 2;
+    const NLMSG_HDR_BYTES: usize = 16;
+    let raw = unsafe {
+        libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_NETFILTER)
+    };
+    if raw < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor we just opened and own from here on.
+    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+    let timeout = libc::timeval { tv_sec: 2, tv_usec: 0 };
+    // SAFETY: a valid timeval of the size passed.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&timeout as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        );
+    }
+    // struct nlmsghdr (length, type, flags, sequence, port id), then struct nfgenmsg (family,
+    // version NFNETLINK_V0, resource id).
+    const MSG_BYTES: usize = NLMSG_HDR_BYTES + 4;
+    let mut msg = [0u8; MSG_BYTES];
+    msg[0..4].copy_from_slice(&(MSG_BYTES as u32).to_ne_bytes());
+    msg[4..6].copy_from_slice(&(NFNL_SUBSYS_CTNETLINK << 8 | IPCTNL_MSG_CT_DELETE).to_ne_bytes());
+    let flags = (libc::NLM_F_REQUEST | libc::NLM_F_ACK) as u16;
+    msg[6..8].copy_from_slice(&flags.to_ne_bytes());
+    msg[8..12].copy_from_slice(&1u32.to_ne_bytes());
+    msg[16] = libc::AF_INET as u8;
+    // SAFETY: `msg` is a live buffer of the length passed; an unconnected netlink socket sends
+    // to the kernel.
+    if unsafe { libc::send(sock.as_raw_fd(), msg.as_ptr().cast(), msg.len(), 0) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut ack = [0u8; 256];
+    // SAFETY: `ack` is a live buffer of the length passed.
+    let n = unsafe { libc::recv(sock.as_raw_fd(), ack.as_mut_ptr().cast(), ack.len(), 0) };
+    if n < (NLMSG_HDR_BYTES + 4) as isize {
+        return Err(std::io::Error::last_os_error());
+    }
+    // NLMSG_ERROR carries the request's result: 0, or a negative errno.
+    let kind = u16::from_ne_bytes([ack[4], ack[5]]);
+    let errno = i32::from_ne_bytes(ack[16..20].try_into().unwrap());
+    match (kind, errno) {
+        (k, 0) if k == libc::NLMSG_ERROR as u16 => Ok(()),
+        (k, e) if k == libc::NLMSG_ERROR as u16 => Err(std::io::Error::from_raw_os_error(-e)),
+        (k, _) => Err(std::io::Error::other(format!("unexpected netlink reply type {k}"))),
+    }
+}
+
+/// NAT rebinding. A source NAT on the UE's egress for path 1 (the UE namespace's
+/// `postrouting` hook, matching what leaves by path 1's interface for the server's path-1 port)
+/// first maps the client's socket to `10.91.0.2:40000`: that is the address the server learns.
+/// Mid-download the mapping changes the way a home router's does when its state expires:
+/// the nft table is replaced, in one transaction, by one that maps to `10.91.0.3:41000` (an
+/// extra address of the UE's path-1 interface), and the UE's connection-tracking table is
+/// flushed (deleting the table alone is not enough: an existing conntrack entry keeps the NAT
+/// binding it was created with). The client's next datagram creates a new entry, takes the new
+/// mapping from the rule, and reaches the server from the new address; datagrams the server
+/// sends to the old mapping in between are refused by the UE and TCP recovers them.
+///
+/// What must hold: the server follows the new address (`/status` shows it as path 1's
+/// remote), path 1 keeps carrying the download after the change, the session is not
+/// re-established (handshake counters unchanged), the TUN devices are the same (same ifindex,
+/// same daemon processes), and the download arrives byte-exact.
+#[test]
+fn nat_rebinding_mid_download_moves_path_1_to_the_new_address_in_the_same_session() {
+    let _turn = serial();
+    let s = scenario(&["e2e.bytes=40000000", "e2e.cc=cubic", "tunnel.scheduler=cpf"]);
+    let prefix = unique_prefix("be");
+    let topo = topology(&s, &prefix, Emulator::Htb);
+    let ue_end = topo.paths()[0].downstream.clone();
+    let old_map = SocketAddr::from((ue_end.addr, 40000));
+    let new_addr = Ipv4Addr::from(u32::from(ue_end.addr) + 1);
+    let new_map = SocketAddr::from((new_addr, 41000));
+    topo.ue().ip(&["addr", "add", &format!("{new_addr}/24"), "dev", &ue_end.ifname]).unwrap();
+    // Before the tunnel starts, so the client's very first datagram is mapped.
+    set_snat(topo.ue().name(), &ue_end.ifname, BASE_PORT, old_map, false);
+    let mut pair = start_tunnel(&topo, &s, braid_exe()).unwrap();
+    let before = (pair.server_status().unwrap(), pair.client_status().unwrap());
+    assert_eq!(before.0.paths[0].remote.as_deref(), Some(old_map.to_string().as_str()));
+    let tun = (ifindex(topo.proxy(), SERVER_IF), ifindex(topo.ue(), CLIENT_IF));
+    let pids = (pair.server.pid(), pair.client.pid());
+
+    let ue_tunnel_addr = (pair.spec().client_addr, TRANSFER_PORT).into();
+    let (send, recv) = bounded_transfer(&s, ue_tunnel_addr);
+    let (server_ns, ue_ns) = (topo.server().name(), topo.ue().name());
+    let cancel = AtomicBool::new(false);
+    let (report, at_switch, switch_ms) = thread::scope(|sc| {
+        let transfer = sc.spawn(|| run_pair(server_ns, ue_ns, &send, &recv, &cancel));
+        thread::sleep(Duration::from_millis(1200));
+        set_snat(ue_ns, &ue_end.ifname, BASE_PORT, new_map, true);
+        run_in(ue_ns, flush_conntrack).unwrap().expect("flushing the UE's conntrack table");
+        let changed = Instant::now();
+        let deadline = changed + Duration::from_secs(5);
+        let mut at_switch = None;
+        while at_switch.is_none() && Instant::now() < deadline {
+            at_switch = pair
+                .server_status()
+                .ok()
+                .filter(|st| st.paths[0].remote.as_deref() == Some(new_map.to_string().as_str()));
+            thread::sleep(Duration::from_millis(20));
+        }
+        let switch_ms = changed.elapsed().as_secs_f64() * 1e3;
+        (transfer.join().unwrap(), at_switch, switch_ms)
+    });
+    let after = (pair.server_status().unwrap(), pair.client_status().unwrap());
+    let still_running = (pair.server.is_running(), pair.client.is_running());
+    let tun_after = (ifindex(topo.proxy(), SERVER_IF), ifindex(topo.ue(), CLIENT_IF));
+    drop((pair, topo));
+
+    let report = report.expect("the download completes byte-exact across the rebinding");
+    let at_switch = at_switch.expect("the server follows path 1 to its new address");
+    let path1_tx_after = after.0.paths[0].tx_pkts - at_switch.paths[0].tx_pkts;
+    let path1_rx_after = after.0.paths[0].rx_pkts - at_switch.paths[0].rx_pkts;
+    eprintln!(
+        "nat rebinding: new remote seen after {switch_ms:.0} ms; after it path 1 sent {path1_tx_after} and \
+         received {path1_rx_after} datagrams; DLCT {:.2} s; handshakes {} -> {}",
+        report.receiver.dlct_s, before.0.handshakes, after.0.handshakes
+    );
+    assert_eq!(report.receiver.bytes, 40_000_000);
+    assert_eq!(after.0.paths[0].remote.as_deref(), Some(new_map.to_string().as_str()));
+    // Path 1 keeps carrying the download: thousands of data packets after the switch (the
+    // transfer has well over a second to go at ~90 Mbit/s), and the client's feedback arrives.
+    assert!(path1_tx_after > 1000, "{:?}", after.0.paths[0]);
+    assert!(path1_rx_after > 100, "{:?}", after.0.paths[0]);
+    assert!(after.0.paths[0].up && after.1.paths[0].up, "path 1 stays up");
+    // Same session: no new handshake on either side.
+    assert_eq!(after.0.handshakes, before.0.handshakes);
+    assert_eq!(after.1.handshakes, before.1.handshakes);
+    assert!(after.0.established && after.1.established);
+    // Same TUN devices, same daemons.
+    assert_eq!(tun_after, tun, "TUN ifindex (server, client)");
+    assert_eq!(still_running, (true, true), "daemons {pids:?} still running");
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
+
+/// IPv6 inside the tunnel: both TUN devices get an IPv6 address besides the IPv4 one, and a
+/// TCP download from the proxy's tunnel address to the UE's, over IPv6 and round robin on both
+/// paths, arrives byte-exact (the receiver checks every byte).
+#[test]
+fn ipv6_inside_the_tunnel_carries_a_tcp_download_byte_exact() {
+    let _turn = serial();
+    let s = scenario(&["e2e.bytes=20000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
+    let prefix = unique_prefix("be");
+    let topo = topology(&s, &prefix, Emulator::Htb);
+    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
+    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
+    spec.tunnel = s.tunnel.clone();
+    spec.ipv6 = Some(InnerIpv6::default());
+    let pair = TunnelPair::start(&spec, braid_exe(), READY_TIMEOUT).unwrap();
+    let v6 = InnerIpv6::default();
+    let addrs = topo.ue().ip(&["-6", "-j", "addr", "show", "dev", CLIENT_IF]).unwrap();
+    let ue = SocketAddr::new(IpAddr::V6(v6.client_addr), TRANSFER_PORT);
+    let report = download(topo.proxy().name(), topo.ue().name(), &s, ue);
+    let (server, client) = (pair.server_status().unwrap(), pair.client_status().unwrap());
+    drop((pair, topo));
+
+    eprintln!(
+        "ipv6: 20 MB in {:.2} s ({:.1} Mbit/s); paths sent {} and {} packets",
+        report.receiver.dlct_s,
+        report.receiver.goodput_mbps,
+        server.paths[0].tx_pkts,
+        server.paths[1].tx_pkts
+    );
+    assert!(addrs.contains(&v6.client_addr.to_string()), "UE TUN addresses: {addrs}");
+    assert_eq!(report.receiver.bytes, 20_000_000);
+    // 20 MB in at most 1400-byte IPv6 packets: more than 14 000 of them left the server's TUN
+    // device and were written to the client's.
+    assert!(client.tun_tx_pkts > 14_000 && server.tun_rx_pkts > 14_000, "{client:?}");
+    assert!(server.paths.iter().all(|p| p.tx_pkts > 1000), "both paths carry it: {server:?}");
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
+
+/// A directory removed on drop.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A path whose interface does not exist: the daemon refuses to start, promptly, with a
+/// message naming the path's field and the interface, and no TUN device is left behind.
+#[test]
+fn a_path_on_a_missing_interface_fails_promptly_naming_it_and_leaves_no_tun() {
+    let prefix = unique_prefix("be");
+    let ns = Netns::create(&format!("{prefix}-ue")).unwrap();
+    let dir = TempDir(std::env::temp_dir().join(format!("{prefix}-config")));
+    fs::create_dir_all(&dir.0).unwrap();
+    let (private, _) = braid_net::crypto::generate_keypair().unwrap();
+    let (_, peer) = braid_net::crypto::generate_keypair().unwrap();
+    // Path 1 is fine (the loopback device); path 2 names an interface that does not exist.
+    let config = format!(
+        "[interface]\nname = \"bt-nope\"\nrole = \"client\"\naddress = [\"10.200.0.2/24\"]\n\
+         private_key = \"{}\"\n[peer]\npublic_key = \"{}\"\n\
+         [[path]]\nname = \"wifi\"\nbind = \"127.0.0.1:0\"\ndevice = \"lo\"\nremote = \"127.0.0.1:5100\"\n\
+         [[path]]\nname = \"cellular\"\nbind = \"127.0.0.1:0\"\ndevice = \"nope0\"\nremote = \"127.0.0.1:5101\"\n",
+        private.to_base64().as_str(),
+        peer.to_base64()
+    );
+    let file = dir.0.join("client.toml");
+    fs::write(&file, config).unwrap();
+    let exe = braid_exe().to_string_lossy();
+    let t0 = Instant::now();
+    let result = run_in_ns(ns.name(), &exe, &["tunnel", "--config", &file.to_string_lossy()]);
+    let elapsed = t0.elapsed();
+    let links = ns.ip(&["-j", "link", "show"]).unwrap();
+    let pids = ns.pids().unwrap();
+    drop((ns, dir));
+
+    let (status, stderr) = match result {
+        Err(NetError::Command { status, stderr, .. }) => (status, stderr),
+        other => panic!("expected a failing exit, got {other:?}"),
+    };
+    eprintln!("missing interface: {status} after {} ms: {stderr}", elapsed.as_millis());
+    assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
+    assert!(stderr.contains("path.1") && stderr.contains("nope0"), "{stderr}");
+    let links: Vec<serde_json::Value> = serde_json::from_str(&links).unwrap();
+    let names: Vec<&str> = links.iter().filter_map(|l| l["ifname"].as_str()).collect();
+    assert_eq!(names, ["lo"], "no TUN device left");
+    assert!(pids.is_empty(), "no process left: {pids:?}");
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
+
+/// One row of `braid tunnel status`'s path table, by column.
+#[derive(Debug)]
+struct StatusRow {
+    name: String,
+    up: String,
+    cwnd: u64,
+    srtt_ms: f64,
+    tx_pkts: u64,
+    rx_pkts: u64,
+}
+
+/// The path rows of the table: the lines after the `path up cwnd ...` header.
+fn status_rows(table: &str) -> Vec<StatusRow> {
+    let mut rows = Vec::new();
+    for line in table.lines().skip_while(|l| !l.starts_with("path ")).skip(1) {
+        let c: Vec<&str> = line.split_whitespace().collect();
+        assert!(c.len() >= 10, "a path row has 11 columns: {line:?}");
+        rows.push(StatusRow {
+            name: c[0].to_string(),
+            up: c[1].to_string(),
+            cwnd: c[2].parse().unwrap(),
+            srtt_ms: c[4].parse().unwrap_or(0.0),
+            tx_pkts: c[6].parse().unwrap(),
+            rx_pkts: c[7].parse().unwrap(),
+        });
+    }
+    rows
+}
+
+/// `braid tunnel status`, run as a process inside the UE's namespace against the live client
+/// daemon's metrics port after a download: one row per path, each live, with a window, an
+/// srtt and non-zero packet counters.
+#[test]
+fn tunnel_status_prints_one_row_per_path_with_counters_after_traffic() {
+    let _turn = serial();
+    let s = scenario(&["e2e.bytes=5000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
+    let prefix = unique_prefix("be");
+    let topo = topology(&s, &prefix, Emulator::Htb);
+    let pair = start_tunnel(&topo, &s, braid_exe()).unwrap();
+    let ue = (pair.spec().client_addr, TRANSFER_PORT).into();
+    download(topo.server().name(), topo.ue().name(), &s, ue);
+    // The daemon refreshes its status every 100 ms.
+    thread::sleep(Duration::from_millis(250));
+    let metrics = SocketAddr::from((Ipv4Addr::LOCALHOST, METRICS_PORT)).to_string();
+    let exe = braid_exe().to_string_lossy();
+    let table = run_in_ns(topo.ue().name(), &exe, &["tunnel", "status", "--metrics", &metrics]);
+    let json = pair.client_status().unwrap();
+    drop((pair, topo));
+
+    let table = table.expect("braid tunnel status exits 0");
+    eprintln!("tunnel status:\n{table}");
+    assert!(table.starts_with(CLIENT_IF), "first line names the interface: {table}");
+    let rows = status_rows(&table);
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["path1", "path2"], "{table}");
+    for (row, p) in rows.iter().zip(&json.paths) {
+        assert_eq!(row.up, "yes", "{row:?}");
+        assert!(row.cwnd > 0 && row.srtt_ms > 0.0, "{row:?}");
+        // Round robin sends the UE's ACKs over both paths, and both carry the download.
+        assert!(row.tx_pkts > 100 && row.rx_pkts > 1000, "{row:?}");
+        // The counters only grow: the table, read first, shows at most the later JSON's.
+        assert!(row.tx_pkts <= p.tx_pkts && row.rx_pkts <= p.rx_pkts, "{row:?} vs {p:?}");
+    }
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
+
+/// Queueing delay of a transfer: the median of the sender's sampled `TCP_INFO` srtt from
+/// `skip` (past slow start) to its last write, less the connection's minimum RTT. Returns
+/// (queue delay, min RTT, samples), ms.
+fn queue_delay_ms(report: &TransferReport, skip_s: f64) -> (f64, f64, usize) {
+    let last_write_s = report.sender.last_write_s;
+    let mut srtt: Vec<f64> = report
+        .sender
+        .samples
+        .iter()
+        .filter(|s| s.t_s >= skip_s && s.t_s <= last_write_s && s.info.srtt_us > 0)
+        .map(|s| s.info.srtt_us as f64 / 1e3)
+        .collect();
+    assert!(srtt.len() > 100, "{} srtt samples", srtt.len());
+    srtt.sort_by(f64::total_cmp);
+    let median = srtt[srtt.len() / 2];
+    let min_rtt_ms = report.sender.final_info().and_then(|i| i.min_rtt_us).unwrap() as f64 / 1e3;
+    (median - min_rtt_ms, min_rtt_ms, srtt.len())
+}
+
+/// A Cubic download through path 1 alone (no tunnel) whose downlink is `aqm` in linkem.
+fn cubic_through_path_1(aqm: &str) -> (f64, f64, usize, f64) {
+    // 20 Mbit/s with 200 packets of buffer: a full buffer is 200 * 1514 * 8 / 20e6 = 121 ms of
+    // queue, against CoDel's 5 ms target. Cubic fills a drop-tail buffer; 15 MB take 6 s.
+    let s = scenario(&[
+        "e2e.bytes=15000000",
+        "e2e.cc=cubic",
+        "paths.0.rate_mbps=20",
+        "paths.0.buffer_pkts=200",
+        &format!("paths.0.aqm={aqm}"),
+    ]);
+    let prefix = unique_prefix("be");
+    let emulator = Emulator::Linkem {
+        braid_exe: braid_exe().to_path_buf(),
+        ready_timeout: Duration::from_secs(5),
+    };
+    let topo = topology(&s, &prefix, emulator);
+    let ue = topo.route_single_path(1).unwrap();
+    let report = download(topo.server().name(), topo.ue().name(), &s, (ue, TRANSFER_PORT).into());
+    drop(topo);
+    assert_eq!(report.receiver.bytes, 15_000_000);
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+    let (queue, min_rtt, n) = queue_delay_ms(&report, 2.0);
+    (queue, min_rtt, n, report.receiver.goodput_mbps)
+}
+
+/// CoDel in linkem (RFC 8289, target 5 ms, interval 100 ms) under a greedy Cubic flow keeps
+/// the standing queue near its target, while the same link as drop-tail lets Cubic fill the
+/// buffer. The queueing delay is read from the sender's own srtt (median over the transfer
+/// after 2 s, less the minimum RTT), so it is what the flow experienced.
+#[test]
+fn codel_in_linkem_keeps_the_standing_queue_near_5_ms_where_drop_tail_fills_the_buffer() {
+    let _turn = serial();
+    let (codel, codel_min, codel_n, codel_mbps) = cubic_through_path_1("codel");
+    let (droptail, dt_min, dt_n, dt_mbps) = cubic_through_path_1("droptail");
+    eprintln!(
+        "codel: queue delay {codel:.1} ms over min RTT {codel_min:.1} ms ({codel_n} samples, \
+         {codel_mbps:.1} Mbit/s); drop-tail: {droptail:.1} ms over {dt_min:.1} ms ({dt_n} samples, \
+         {dt_mbps:.1} Mbit/s)"
+    );
+    // CoDel: within a few targets of 5 ms (srtt is smoothed, and ACKs add a little).
+    assert!(codel < 20.0, "CoDel's standing queue {codel:.1} ms");
+    // Drop-tail: Cubic keeps the 121 ms buffer at least half full.
+    assert!(droptail > 60.0, "drop-tail queue {droptail:.1} ms");
+    // Both still use the link.
+    assert!(codel_mbps > 14.0 && dt_mbps > 14.0, "{codel_mbps:.1} / {dt_mbps:.1} Mbit/s");
+}
