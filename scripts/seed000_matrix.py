@@ -10,7 +10,10 @@ paths have the same rate and path 1 never the longer RTT). The last column is th
 at or below 100% the configuration was never slower than the best single path here.
 
     cargo build --release -p braid
-    python3 scripts/seed000_matrix.py [--bytes 100000000] [--jobs 2]
+    python3 scripts/seed000_matrix.py [--bytes 100000000] [--jobs 2] [--set KEY=VALUE ...]
+
+`--set` adds overrides to every run, e.g. `--set tunnel.max_rtt_spread_ms=100` (path
+exclusion) or `--set e2e.hystart=false`.
 """
 import argparse
 import concurrent.futures
@@ -36,6 +39,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bytes", type=int, default=100_000_000)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--set", action="append", default=[], help="an override for every run")
     args = ap.parse_args()
     rows = []
     for e2e in ["cubic", "bbr"]:
@@ -50,7 +54,7 @@ def main():
                     e2e, cc, rel, reorder = row
                     sets = [f"e2e.cc={e2e}", f"tunnel.cc={cc}", f"tunnel.reliability={rel}",
                             f"tunnel.reorder={reorder}", f"tunnel.scheduler={sched}",
-                            f"e2e.bytes={args.bytes}"]
+                            f"e2e.bytes={args.bytes}", *args.set]
                     if key:
                         sets.append(f"keys={key}")
                     jobs[(row, sched, key)] = pool.submit(rel_dlct, sets)

@@ -100,6 +100,10 @@ pub struct TunnelConfig {
     /// jitter" (`tcp_update_skb_after_send` in net/ipv4/tcp_output.c) and fq a quantum of
     /// burst (net/sched/sch_fq.c).
     pub pacing_catch_up: Duration,
+    /// Path exclusion for delay asymmetry: a path whose minimum RTT exceeds the fastest
+    /// path's by more than this gets no new packets (see [`super::sender`]). `None` (the
+    /// default, as in seed 000) offers every path to the scheduler.
+    pub max_rtt_spread: Option<Duration>,
 }
 
 impl Default for TunnelConfig {
@@ -121,6 +125,7 @@ impl Default for TunnelConfig {
             reliability: Reliability::Unreliable,
             reassembly_pkts: DEFAULT_REASSEMBLY_PKTS,
             pacing_catch_up: Duration::ZERO,
+            max_rtt_spread: None,
         }
     }
 }
@@ -163,6 +168,10 @@ impl TunnelConfig {
         }
         if self.pacing_catch_up > Duration::from_millis(100) {
             return err("pacing_catch_up", "must be at most 100 ms");
+        }
+        let spread_range = Duration::from_millis(1)..=Duration::from_secs(10);
+        if self.max_rtt_spread.is_some_and(|s| !spread_range.contains(&s)) {
+            return err("max_rtt_spread", "must be between 1 ms and 10 s");
         }
         self.sched
             .validate()

@@ -17,6 +17,20 @@
 //! delays plus the margin (the receiver's own formula, fed with the sender's estimates), or zero
 //! for the `none` policy, which never waits. The copy is sent if it arrives no later than the
 //! gap is given up; otherwise the packet is lost for good ([`SenderStats::expired`]).
+//!
+//! # Path exclusion for delay asymmetry
+//! With [`TunnelConfig::max_rtt_spread`] set, a path whose minimum RTT exceeds the fastest
+//! path's by more than the spread is offered to the scheduler as unusable, so it carries no new
+//! packets (its retransmissions still leave). Every packet such a path carries arrives long
+//! after the packets around it on the fast path: the receiver either holds everything behind
+//! it (head-of-line blocking the end-to-end sender sees as a delay spike) or gives the gap up
+//! (a loss the end-to-end sender repairs). Seed 000's ASYM200 scenario shows both costing more
+//! than the slow path's capacity brings. The minimum RTT is used, not the smoothed one, because
+//! it measures the paths' structure, not their queues (which the schedulers already see), and
+//! a path carrying nothing keeps its minimum rather than going stale upwards; a path whose
+//! propagation delay shrinks while it is excluded is only rediscovered when the fast path's
+//! own minimum rises to meet it. The same rule appears as "path exclusion" in bonding tools
+//! and as the slow-path check of BLEST and ECF, here without their per-packet models.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -160,6 +174,7 @@ pub struct TunnelSender<P> {
     reliability: Reliability,
     reorder: ReorderConfig,
     pacing_catch_up: Duration,
+    max_rtt_spread: Option<Duration>,
 }
 
 impl<P: Clone> TunnelSender<P> {
@@ -204,6 +219,7 @@ impl<P: Clone> TunnelSender<P> {
             reliability: config.reliability,
             reorder: config.reorder.clone(),
             pacing_catch_up: config.pacing_catch_up,
+            max_rtt_spread: config.max_rtt_spread,
         }
     }
 
@@ -405,17 +421,29 @@ impl<P: Clone> TunnelSender<P> {
         })
     }
 
+    /// The minimum RTT beyond which a path is excluded: the fastest usable path's minimum plus
+    /// [`TunnelConfig::max_rtt_spread`]; `None` when exclusion is off or nothing is measured.
+    fn exclusion_threshold(&self) -> Option<Duration> {
+        let spread = self.max_rtt_spread?;
+        let fastest =
+            self.paths.iter().filter(|p| p.is_up).filter_map(|p| p.tracker.rtt.min_rtt()).min()?;
+        Some(fastest + spread)
+    }
+
     /// Moves packets from the scheduler queue to paths while the scheduler finds room.
     fn schedule(&mut self, now: Instant) {
         while let Some(head) = self.queue.front() {
             let wire_len = (head.len + self.header_bytes) as u64;
             let charge = self.counting.charge(wire_len, self.mss_bytes);
+            let too_slow = self.exclusion_threshold();
             self.views.clear();
             for (i, p) in self.paths.iter().enumerate() {
+                let excluded =
+                    too_slow.is_some_and(|t| p.tracker.rtt.min_rtt().is_some_and(|m| m > t));
                 self.views.push(PathView {
                     index: i,
                     cost: p.cost,
-                    is_up: p.is_up,
+                    is_up: p.is_up && !excluded,
                     in_flight_bytes: p.in_flight_bytes(),
                     charge_bytes: charge,
                     srtt: p.tracker.rtt.srtt(),

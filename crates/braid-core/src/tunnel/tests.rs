@@ -341,3 +341,58 @@ fn pacing_catch_up_lets_a_late_caller_send_the_slots_it_missed_and_no_more() {
     let (with, _) = late_wake_up(slot * slots as u32);
     assert!((slots..=slots + 2).contains(&with), "{with} packets at once, {slots} slots");
 }
+
+#[test]
+fn a_path_slower_than_the_spread_gets_no_new_packets_once_measured() {
+    // One-way delays 10 and 110 ms: minimum RTTs 20 and 220 ms, 200 ms apart. Round robin
+    // would use both; with a 100 ms spread the slow path stops getting new packets as soon as
+    // both paths have an RTT sample (its first feedback returns after about 220 ms).
+    let run = |spread: Option<Duration>| {
+        let cfg = TunnelConfig {
+            max_rtt_spread: spread,
+            reorder: ReorderConfig {
+                kind: ReorderKind::Static,
+                static_wait: Duration::from_millis(500),
+                ..ReorderConfig::default()
+            },
+            ..config(Reliability::Unreliable, SchedulerKind::RoundRobin)
+        };
+        let mut l = Loop::new(&cfg, &[10, 110]);
+        l.run(2000, Duration::from_micros(500), at_ms(3000), |_, _, _| false);
+        (l.tx.path_stats(1).sent_pkts, l.delivered.len())
+    };
+    let (slow_without, delivered_without) = run(None);
+    let (slow_with, delivered_with) = run(Some(Duration::from_millis(100)));
+    // Round robin fills the slow path's window every round trip while offers last (1 s, about
+    // 4.5 round trips of 220 ms; the window stays near its initial 10 packets because the
+    // path is rarely window-limited).
+    assert!(slow_without >= 40, "round robin alone uses the slow path: {slow_without}");
+    // With exclusion only the initial window leaves before the first RTT sample.
+    assert!(slow_with <= 10, "excluded after its first RTT sample: {slow_with}");
+    assert_eq!((delivered_without, delivered_with), (2000, 2000));
+}
+
+#[test]
+fn a_spread_wider_than_the_asymmetry_changes_nothing() {
+    let run = |spread: Option<Duration>| {
+        let cfg = TunnelConfig {
+            max_rtt_spread: spread,
+            ..config(Reliability::Unreliable, SchedulerKind::RoundRobin)
+        };
+        let mut l = Loop::new(&cfg, &[10, 30]);
+        l.run(1000, Duration::from_micros(500), at_ms(2000), |_, _, _| false);
+        (l.tx.path_stats(0).sent_pkts, l.tx.path_stats(1).sent_pkts)
+    };
+    assert_eq!(run(None), run(Some(Duration::from_millis(100))));
+}
+
+#[test]
+fn max_rtt_spread_is_validated() {
+    let bad = TunnelConfig { max_rtt_spread: Some(Duration::ZERO), ..TunnelConfig::default() };
+    assert_eq!(bad.validate().unwrap_err().field, "max_rtt_spread");
+    let ok = TunnelConfig {
+        max_rtt_spread: Some(Duration::from_millis(100)),
+        ..TunnelConfig::default()
+    };
+    assert!(ok.validate().is_ok());
+}

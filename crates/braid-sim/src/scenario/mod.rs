@@ -228,6 +228,10 @@ pub struct TunnelConfig {
     /// Hold the faster paths' packets by the measured one-way-delay difference (seed 000
     /// section 2.1).
     pub equalize_delay: bool,
+    /// Path exclusion: a path whose minimum RTT exceeds the fastest path's by more than this
+    /// many ms gets no new packets. Unset (the default, as the seed) uses every path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rtt_spread_ms: Option<f64>,
 }
 
 impl Default for TunnelConfig {
@@ -247,6 +251,7 @@ impl Default for TunnelConfig {
             reliability: Reliability::Unreliable,
             fast_loss_detection: false,
             equalize_delay: false,
+            max_rtt_spread_ms: None,
         }
     }
 }
@@ -289,6 +294,7 @@ impl TunnelConfig {
             feedback_every_pkts: self.feedback_every_pkts,
             feedback_max_delay: ms(self.feedback_max_delay_ms),
             reliability: self.reliability,
+            max_rtt_spread: self.max_rtt_spread_ms.map(ms),
             ..braid_core::tunnel::TunnelConfig::default()
         }
     }

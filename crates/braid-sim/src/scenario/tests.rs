@@ -435,3 +435,13 @@ fn fast_loss_detection_needs_a_wait_limit() {
     let err = load("", &["tunnel.equalize_delay=yes"]).unwrap_err();
     assert!(err.to_string().contains("tunnel.equalize_delay"), "{err}");
 }
+
+#[test]
+fn max_rtt_spread_reaches_the_core_and_is_range_checked() {
+    let s = load("", &["tunnel.max_rtt_spread_ms=100"]).unwrap();
+    let core = s.tunnel.to_core(&[1, 2], 1500);
+    assert_eq!(core.max_rtt_spread, Some(std::time::Duration::from_millis(100)));
+    assert_eq!(Scenario::default().tunnel.to_core(&[1, 2], 1500).max_rtt_spread, None);
+    let err = load("", &["tunnel.max_rtt_spread_ms=0.5"]).unwrap_err().to_string();
+    assert!(err.starts_with("tunnel.max_rtt_spread_ms = 0.5"), "{err}");
+}

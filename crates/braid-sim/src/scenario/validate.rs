@@ -177,6 +177,9 @@ fn tunnel(t: &TunnelConfig) -> Result<(), ScenarioError> {
     float("tunnel.static_wait_ms", t.static_wait_ms, WAIT_MS)?;
     int("tunnel.feedback_every_pkts", t.feedback_every_pkts, 1..=64)?;
     float("tunnel.feedback_max_delay_ms", t.feedback_max_delay_ms, WAIT_MS)?;
+    if let Some(spread) = t.max_rtt_spread_ms {
+        float("tunnel.max_rtt_spread_ms", spread, F64Range::closed(1.0, 10_000.0))?;
+    }
     if t.fast_loss_detection && t.reorder == ReorderChoice::None {
         return Err(ScenarioError::invalid(
             "tunnel.fast_loss_detection",
