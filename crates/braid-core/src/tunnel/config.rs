@@ -101,7 +101,7 @@ pub struct TunnelConfig {
     /// burst (net/sched/sch_fq.c).
     pub pacing_catch_up: Duration,
     /// Path exclusion for delay asymmetry: a path whose minimum RTT exceeds the fastest
-    /// path's by more than this gets no new packets (see [`super::sender`]). `None` (the
+    /// path's by more than this gets no new packets (see [`super::TunnelSender`]). `None` (the
     /// default, as in seed 000) offers every path to the scheduler.
     pub max_rtt_spread: Option<Duration>,
 }
