@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use braid_net::config::Transport;
 use braid_net::crypto::generate_keypair;
 use braid_net::metrics::{fetch_status, Snapshot};
 use braid_sim::scenario::TunnelConfig as TunnelSection;
@@ -19,7 +20,7 @@ use braid_sim::scenario::TunnelConfig as TunnelSection;
 use crate::netns::{run_in, Child, NetError};
 use crate::topology::Endpoint;
 
-/// UDP port of path `i` (0-based) at the server.
+/// UDP (or TCP) port of path `i` (0-based) at the server.
 pub const BASE_PORT: u16 = 5100;
 /// Metrics port of each daemon, on its namespace's loopback.
 pub const METRICS_PORT: u16 = 9477;
@@ -40,6 +41,8 @@ pub struct TunnelSpec {
     pub prefix_len: u8,
     /// Liveness: silence after which a path is declared down.
     pub dead_after_ms: u64,
+    /// UDP datagrams or one kernel TCP connection per path (`interface.transport`).
+    pub transport: Transport,
 }
 
 impl TunnelSpec {
@@ -57,6 +60,7 @@ impl TunnelSpec {
             client_addr: Ipv4Addr::new(10, 200, 0, 2),
             prefix_len: 24,
             dead_after_ms: 1000,
+            transport: Transport::Udp,
         }
     }
 }
@@ -98,6 +102,7 @@ fn config_text(spec: &TunnelSpec, server: bool, keys: &Keys) -> Result<String, N
     let _ = writeln!(t, "address = [\"{addr}/{}\"]\nmtu = {}", spec.prefix_len, spec.mtu);
     let _ = writeln!(t, "private_key = \"{private}\"");
     let _ = writeln!(t, "metrics_listen = \"127.0.0.1:{METRICS_PORT}\"");
+    let _ = writeln!(t, "transport = \"{}\"", spec.transport);
     let _ = writeln!(t, "[peer]\npublic_key = \"{peer}\"");
     let _ = writeln!(t, "[liveness]\ndead_after_ms = {}", spec.dead_after_ms);
     let tunnel = toml::to_string(&spec.tunnel).map_err(toml_err)?;
@@ -233,4 +238,36 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 
 fn io_err(ns: &str, what: &str, e: std::io::Error) -> NetError {
     NetError::Sys { netns: ns.to_string(), what: what.into(), message: e.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braid_core::tunnel::Reliability;
+    use braid_net::config::{DaemonConfig, Role};
+
+    fn end(ns: &str, ifname: &str, last: u8) -> Endpoint {
+        Endpoint {
+            netns: ns.into(),
+            ifname: ifname.into(),
+            addr: Ipv4Addr::new(10, 1, 1, last),
+            prefix_len: 24,
+        }
+    }
+
+    #[test]
+    fn both_configs_parse_and_carry_the_transport() {
+        let mut spec = TunnelSpec::new("s", "c", vec![(end("s", "p1", 1), end("c", "u1", 2))]);
+        spec.transport = Transport::Tcp;
+        spec.tunnel.reliability = Reliability::Reliable;
+        let keys = keys().unwrap();
+        for (server, role) in [(true, Role::Server), (false, Role::Client)] {
+            let text = config_text(&spec, server, &keys).unwrap();
+            let c = DaemonConfig::from_toml_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!((c.role, c.transport), (role, Transport::Tcp));
+        }
+        spec.transport = Transport::Udp;
+        let text = config_text(&spec, false, &keys).unwrap();
+        assert_eq!(DaemonConfig::from_toml_str(&text).unwrap().transport, Transport::Udp);
+    }
 }
