@@ -188,6 +188,8 @@ impl Daemon {
             let established = self.st.session.is_established();
             self.io.paths.maintain(now, &mut self.st.tx, established);
             self.output(now);
+            let st = &mut self.st;
+            self.io.paths.flush(|i| st.paths[i].socket_drops += 1);
             if now >= self.next_publish {
                 self.publish(now);
                 self.next_publish = now + PUBLISH_EVERY;
@@ -282,8 +284,8 @@ impl Daemon {
                 warn!(path, error = %e, "sending a reply failed");
             }
         }
-        // Answered through the path's train like any control frame; the loop's next output
-        // pass flushes it.
+        // Answered through the path's train like any control frame; the loop flushes it after
+        // its next output pass.
         let mut answers = std::mem::take(&mut self.st.probe_answers);
         for (path, probe) in answers.drain(..) {
             self.st.send_control(&mut self.io, now, path, |b| probe.emit(b).unwrap_or(0));
@@ -292,7 +294,7 @@ impl Daemon {
     }
 
     /// Everything the state has to say at `now`: handshakes, probes, liveness decisions,
-    /// released packets, feedback, transmissions.
+    /// released packets, feedback, transmissions. The loop flushes the paths after it.
     fn output(&mut self, now: Instant) {
         let (io, st) = (&mut self.io, &mut self.st);
         let mut hs = [0u8; 256];
@@ -342,7 +344,6 @@ impl Daemon {
                 st.paths[t.path].socket_drops += 1;
             }
         }
-        io.paths.flush(|i| st.paths[i].socket_drops += 1);
     }
 
     fn publish(&mut self, now: Instant) {
