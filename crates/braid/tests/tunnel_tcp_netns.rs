@@ -14,20 +14,17 @@ use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use braid_lab::lab::{check_scenario, transfer_configs, TRANSFER_PORT};
+use braid_lab::lab::{check_scenario, start_tunnel_over, transfer_configs, TRANSFER_PORT};
 use braid_lab::netns::{list_netns, run_in, unique_prefix};
 use braid_lab::topology::{Emulator, Topology, TopologyOptions};
 use braid_lab::transfer::{run_pair, TransferReport};
-use braid_lab::tunnel::{TunnelPair, TunnelSpec, CLIENT_IF};
+use braid_lab::tunnel::TunnelPair;
 use braid_net::config::Transport;
 use braid_net::metrics::Snapshot;
 use braid_sim::Scenario;
 
 /// The tests measure rates on a 2-core machine: they take turns.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// How long the daemons may take to connect their paths and complete the handshake.
-const READY_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn serial() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
@@ -52,13 +49,7 @@ fn bring_up(overrides: &[&str]) -> (Scenario, Topology, TunnelPair, String) {
     let prefix = unique_prefix("btcp");
     let opts = TopologyOptions { prefix: prefix.clone(), emulator: Emulator::Htb };
     let topo = Topology::build(&s, &opts).unwrap();
-    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
-    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
-    spec.costs = s.paths.iter().map(|p| p.cost).collect();
-    spec.tunnel = s.tunnel.clone();
-    spec.transport = Transport::Tcp;
-    let pair = TunnelPair::start(&spec, braid_exe(), READY_TIMEOUT).unwrap();
-    topo.ue().ip(&["route", "replace", "default", "dev", CLIENT_IF]).unwrap();
+    let pair = start_tunnel_over(&topo, &s, braid_exe(), Transport::Tcp).unwrap();
     (s, topo, pair, prefix)
 }
 
