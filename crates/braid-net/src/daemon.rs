@@ -373,6 +373,7 @@ impl Daemon {
                     lost_pkts: s.lost_pkts + tcp.as_ref().map_or(0, |t| t.retrans_segs),
                     rto_count: s.rto_count,
                     socket_drops: st.paths[i].socket_drops,
+                    stream_errors: tcp.as_ref().map_or(0, |t| t.stream_errors),
                 }
             })
             .collect();

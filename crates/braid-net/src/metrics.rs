@@ -47,6 +47,9 @@ pub struct PathSnapshot {
     pub rto_count: u64,
     /// Datagrams the socket refused (full send buffer).
     pub socket_drops: u64,
+    /// TCP path connections closed for a malformed stream (bad frame length).
+    #[serde(default)]
+    pub stream_errors: u64,
 }
 
 /// The whole daemon's state and counters.

@@ -593,6 +593,120 @@ fn push_datagram(writer: &mut FrameWriter, datagram: &[u8]) {
 mod tests {
     use super::*;
     use braid_core::cc::TunnelCc;
+    use std::io::Write;
+    use std::time::Instant as WallInstant;
+
+    /// A config of one path on loopback, with reno (always allowed) and fast liveness.
+    fn config(role: &str, port: u16) -> DaemonConfig {
+        let path = if role == "server" {
+            format!("bind = \"127.0.0.1:{port}\"")
+        } else {
+            format!("bind = \"127.0.0.1:0\"\nremote = \"127.0.0.1:{port}\"")
+        };
+        let text = format!(
+            "[interface]\nname = \"t0\"\nrole = \"{role}\"\nprivate_key = \"k\"\ntransport = \"tcp\"\n\
+             [peer]\npublic_key = \"p\"\n\
+             [tunnel]\ncc = \"newreno\"\nreliability = \"reliable\"\n\
+             [liveness]\nprobe_interval_ms = 50\ndead_after_ms = 200\n\
+             [[path]]\nname = \"a\"\n{path}\n"
+        );
+        DaemonConfig::from_toml_str(&text).unwrap()
+    }
+
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    }
+
+    /// A transport with its stream sender and a clock.
+    struct End {
+        paths: TcpPaths,
+        tx: StreamSender<Pkt>,
+        received: Vec<(usize, SocketAddr, Vec<u8>)>,
+    }
+
+    impl End {
+        fn open(cfg: &DaemonConfig, start: WallInstant) -> End {
+            let now = since(start);
+            End {
+                paths: TcpPaths::open(cfg, KernelCc::Reno, now).unwrap(),
+                tx: StreamSender::new(&cfg.core_config()),
+                received: Vec::new(),
+            }
+        }
+    }
+
+    fn since(start: WallInstant) -> Instant {
+        Instant::from_nanos(start.elapsed().as_nanos() as u64)
+    }
+
+    /// Runs the ends' loops (upkeep, flush, poll, events) until `done` or 5 s.
+    fn pump(ends: &mut [&mut End], start: WallInstant, mut done: impl FnMut(&[&mut End]) -> bool) {
+        let deadline = WallInstant::now() + Duration::from_secs(5);
+        while !done(ends) {
+            assert!(WallInstant::now() < deadline, "timed out");
+            for e in ends.iter_mut() {
+                let now = since(start);
+                e.paths.maintain(now, &mut e.tx, false);
+                e.paths.flush();
+                let mut fds = Vec::new();
+                e.paths.poll_fds(&mut fds);
+                // SAFETY: a live array of pollfd of the given length.
+                unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 5) };
+                let received = &mut e.received;
+                e.paths.handle_events(now, &fds, |i, peer, frame| {
+                    received.push((i, peer, frame.to_vec()))
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn envelopes_cross_a_path_and_a_reconnect_replaces_the_connection_and_repeats_the_handshake() {
+        let port = free_port();
+        let start = WallInstant::now();
+        let mut server = End::open(&config("server", port), start);
+        let mut client = End::open(&config("client", port), start);
+        // Queued while the connect is still in progress: an initiation (kept for later
+        // connections) and a transport envelope.
+        let initiation = [envelope::TYPE_INITIATION, 1, 2, 3];
+        client.paths.send_everywhere(&initiation);
+        client.paths.send_to(0, &[envelope::TYPE_TRANSPORT, 9, 9]).unwrap();
+        pump(&mut [&mut server, &mut client], start, |e| e[0].received.len() >= 2);
+        let frames: Vec<&[u8]> = server.received.iter().map(|r| r.2.as_slice()).collect();
+        assert_eq!(frames, [&initiation[..], &[4, 9, 9][..]]);
+        let (path, first_peer, _) = server.received[0];
+        assert_eq!((path, first_peer.ip().to_string()), (0, "127.0.0.1".to_string()));
+        assert_eq!(server.paths.status(0).kernel_cc.as_deref(), Some("reno"));
+        // The server answers on the connection the path now has.
+        server.paths.send_to(0, b"response").unwrap();
+        pump(&mut [&mut server, &mut client], start, |e| !e[1].received.is_empty());
+        assert_eq!(client.received[0].2, b"response");
+        // Liveness gives the path up: the client closes and, dead_after (200 ms) after its
+        // last attempt, connects anew and repeats the initiation; the server takes the newer
+        // connection as the path.
+        client.paths.path_down(0);
+        assert_eq!(client.paths.status(0).ca_state, "closed");
+        server.received.clear();
+        pump(&mut [&mut server, &mut client], start, |e| !e[0].received.is_empty());
+        assert_eq!(server.received[0].2, initiation);
+        assert_ne!(server.received[0].1, first_peer, "a new connection, from a new port");
+        assert!(server.tx.is_path_up(0) && client.tx.is_path_up(0), "TCP_INFO says connected");
+    }
+
+    #[test]
+    fn a_bad_frame_length_closes_the_connection_and_is_counted() {
+        let port = free_port();
+        let start = WallInstant::now();
+        let mut server = End::open(&config("server", port), start);
+        for bad in [[0u8, 0], [0xff, 0xff]] {
+            let before = server.paths.status(0).stream_errors;
+            let mut peer = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            peer.write_all(&bad).unwrap();
+            pump(&mut [&mut server], start, |e| e[0].paths.status(0).stream_errors > before);
+            assert_eq!(server.paths.status(0).ca_state, "closed", "{bad:?} closed the connection");
+            assert!(server.received.is_empty());
+        }
+    }
 
     #[test]
     fn only_kernel_controllers_and_reliable_paths_pass() {
