@@ -171,7 +171,10 @@ impl Daemon {
             reply_buf: vec![0u8; 256],
         };
         let io = Io { tun, paths, signals, pollfds };
-        info!(interface = %cfg.name, role = %cfg.role, transport = %cfg.transport, paths = n, "braid tunnel: up");
+        info!(
+            interface = %cfg.name, role = %cfg.role, transport = %cfg.transport, paths = n,
+            "braid tunnel: up"
+        );
         Ok(Daemon { cfg, start: WallInstant::now(), io, st, shared, next_publish: now })
     }
 

@@ -1,9 +1,10 @@
 //! Braid's Linux data plane: the `braid tunnel` daemon.
 //!
 //! A TUN interface carries user traffic; each path is a UDP socket (or a kernel TCP connection,
-//! `tcp_path`) bound to its own interface or source address; every datagram is one braid-core frame sealed with keys from a Noise IKpsk2
-//! handshake. The protocol logic (schedulers, congestion control, reordering) is braid-core's,
-//! driven here by a poll loop on real sockets and the monotonic clock.
+//! `tcp_path`) bound to its own interface or source address; every datagram is one braid-core
+//! frame sealed with keys from a Noise IKpsk2 handshake. The protocol logic (schedulers,
+//! congestion control, reordering) is braid-core's, driven here by a poll loop on real sockets
+//! and the monotonic clock.
 
 pub mod config;
 pub mod crypto;

@@ -73,9 +73,7 @@ const FEEDBACK_MAX_DELAY: Duration = Duration::from_secs(1);
 pub enum TcpPathError {
     #[error(transparent)]
     Path(#[from] PathError),
-    #[error(
-        "path.{index} ({name}): cannot run congestion control {cc:?} (tunnel.cc) on its TCP socket: {source}"
-    )]
+    #[error("path.{index} ({name}): cannot run tunnel.cc {cc:?} on its TCP socket: {source}")]
     CongestionControl { index: usize, name: String, cc: &'static str, source: io::Error },
     #[error("path.{index}.bind: cannot listen on {addr}: {source}")]
     Listen { index: usize, addr: SocketAddr, source: io::Error },
@@ -87,7 +85,8 @@ pub fn check_tunnel(t: &TunnelSection) -> Result<KernelCc, ConfigError> {
     let cc = KernelCc::for_tunnel_cc(t.cc).ok_or_else(|| ConfigError::Invalid {
         field: "tunnel.cc".into(),
         detail: format!(
-            "{:?} has no kernel TCP implementation; with interface.transport = \"tcp\" use one of {}",
+            "{:?} is not a kernel TCP congestion control; with interface.transport = \"tcp\" \
+             use one of {}",
             t.cc.as_str(),
             KernelCc::ALLOWED.join(", ")
         ),

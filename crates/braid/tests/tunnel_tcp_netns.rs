@@ -133,7 +133,8 @@ fn integrity_20_mb_over_two_tcp_paths_running_bbr_arrive_byte_exact() {
     assert_eq!(report.receiver.bytes, 20_000_000);
     let share = shares(&server);
     eprintln!(
-        "tcp integrity: DLCT {:.2} s ({:.1} Mbit/s); path shares {:.1}% / {:.1}%; kernel retransmissions {} / {}",
+        "tcp integrity: DLCT {:.2} s ({:.1} Mbit/s); path shares {:.1}% / {:.1}%; \
+         kernel retransmissions {} / {}",
         report.receiver.dlct_s,
         report.receiver.goodput_mbps,
         share[0],
