@@ -260,7 +260,7 @@ mod tests {
         let mut spec = TunnelSpec::new("s", "c", vec![(end("s", "p1", 1), end("c", "u1", 2))]);
         spec.transport = Transport::Tcp;
         spec.tunnel.reliability = Reliability::Reliable;
-        let keys = keys().unwrap();
+        let keys = super::keys().unwrap();
         for (server, role) in [(true, Role::Server), (false, Role::Client)] {
             let text = config_text(&spec, server, &keys).unwrap();
             let c = DaemonConfig::from_toml_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
