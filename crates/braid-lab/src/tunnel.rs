@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use braid_net::config::Transport;
 use braid_net::crypto::{generate_keypair, Cipher};
 use braid_net::metrics::{fetch_status, Snapshot};
 use braid_sim::scenario::TunnelConfig as TunnelSection;
@@ -21,7 +22,7 @@ use braid_sim::scenario::TunnelConfig as TunnelSection;
 use crate::netns::{run_in, Child, NetError};
 use crate::topology::Endpoint;
 
-/// UDP port of path `i` (0-based) at the server.
+/// UDP (or TCP) port of path `i` (0-based) at the server.
 pub const BASE_PORT: u16 = 5100;
 /// Metrics port of each daemon, on its namespace's loopback.
 pub const METRICS_PORT: u16 = 9477;
@@ -46,6 +47,8 @@ pub struct TunnelSpec {
     pub dead_after_ms: u64,
     /// The AEAD both daemons use (`interface.cipher`).
     pub cipher: Cipher,
+    /// UDP datagrams or one kernel TCP connection per path (`interface.transport`).
+    pub transport: Transport,
 }
 
 /// The tunnel's inner IPv6 addresses. The daemon requires an MTU of at least 1280 with them
@@ -87,6 +90,7 @@ impl TunnelSpec {
             ipv6: None,
             dead_after_ms: 1000,
             cipher: Cipher::default(),
+            transport: Transport::Udp,
         }
     }
 }
@@ -134,6 +138,7 @@ fn config_text(spec: &TunnelSpec, server: bool, keys: &Keys) -> Result<String, N
     let _ = writeln!(t, "private_key = \"{private}\"");
     let _ = writeln!(t, "metrics_listen = \"127.0.0.1:{METRICS_PORT}\"");
     let _ = writeln!(t, "cipher = \"{}\"", spec.cipher);
+    let _ = writeln!(t, "transport = \"{}\"", spec.transport);
     let _ = writeln!(t, "[peer]\npublic_key = \"{peer}\"");
     let _ = writeln!(t, "[liveness]\ndead_after_ms = {}", spec.dead_after_ms);
     let tunnel = toml::to_string(&spec.tunnel).map_err(toml_err)?;
@@ -285,7 +290,7 @@ fn io_err(ns: &str, what: &str, e: std::io::Error) -> NetError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use braid_net::config::DaemonConfig;
+    use braid_net::config::{DaemonConfig, Role};
 
     fn spec() -> TunnelSpec {
         let end = |ns: &str, last: u8| Endpoint {
@@ -325,5 +330,21 @@ mod tests {
         let spec = TunnelSpec { ipv6: Some(InnerIpv6::default()), ..spec() };
         assert_eq!(addresses(&spec, true), ["10.200.0.1/24", "fd00:b::1/64"]);
         assert_eq!(addresses(&spec, false), ["10.200.0.2/24", "fd00:b::2/64"]);
+    }
+
+    #[test]
+    fn both_configs_parse_and_carry_the_transport() {
+        let mut spec = spec();
+        spec.transport = Transport::Tcp;
+        spec.tunnel.reliability = braid_core::tunnel::Reliability::Reliable;
+        let keys = keys();
+        for (server, role) in [(true, Role::Server), (false, Role::Client)] {
+            let text = config_text(&spec, server, &keys).unwrap();
+            let c = DaemonConfig::from_toml_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!((c.role, c.transport), (role, Transport::Tcp));
+        }
+        spec.transport = Transport::Udp;
+        let text = config_text(&spec, false, &keys).unwrap();
+        assert_eq!(DaemonConfig::from_toml_str(&text).unwrap().transport, Transport::Udp);
     }
 }

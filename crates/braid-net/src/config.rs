@@ -10,6 +10,7 @@
 //! private_key = "<base64>"        # or private_key_file = "/etc/braid/key"
 //! metrics_listen = "127.0.0.1:9477"
 //! cipher = "aes-256-gcm"          # or "chacha20-poly1305"; both peers must agree
+//! transport = "udp"               # udp (datagrams) or tcp (one kernel TCP connection per path)
 //!
 //! [peer]
 //! public_key = "<base64>"
@@ -76,6 +77,27 @@ impl fmt::Display for Role {
         f.write_str(match self {
             Role::Client => "client",
             Role::Server => "server",
+        })
+    }
+}
+
+/// What carries each path's frames (`interface.transport`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// One UDP socket per path; the tunnel's own congestion control, pacing and reliability.
+    #[default]
+    Udp,
+    /// One kernel TCP connection per path, which does the path's congestion control
+    /// (`tunnel.cc`: newreno, cubic or bbr), pacing and reliability (see `tcp_path.rs`).
+    Tcp,
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Transport::Udp => "udp",
+            Transport::Tcp => "tcp",
         })
     }
 }
@@ -155,6 +177,7 @@ pub struct DaemonConfig {
     pub metrics_listen: Option<SocketAddr>,
     /// The AEAD of handshake and transport (`interface.cipher`, default AES-256-GCM).
     pub cipher: Cipher,
+    pub transport: Transport,
     pub tunnel: TunnelSection,
     pub liveness: LivenessConfig,
     pub paths: Vec<PathConfig>,
@@ -201,6 +224,8 @@ struct InterfaceSection {
     private_key_file: Option<PathBuf>,
     metrics_listen: Option<String>,
     cipher: Option<String>,
+    #[serde(default)]
+    transport: Transport,
 }
 
 fn default_mtu() -> u16 {
@@ -311,6 +336,9 @@ impl DaemonConfig {
                 "the data plane derives it from the real headers (outer IP, UDP, crypto, braid): remove it",
             ));
         }
+        if i.transport == Transport::Tcp {
+            crate::tcp_path::check_tunnel(&tunnel)?;
+        }
         let config = DaemonConfig {
             name: i.name,
             role: i.role,
@@ -321,6 +349,7 @@ impl DaemonConfig {
             preshared_key: file.peer.preshared_key,
             metrics_listen,
             cipher,
+            transport: i.transport,
             tunnel,
             liveness,
             paths,
@@ -335,7 +364,8 @@ impl DaemonConfig {
     /// The core's configuration as the daemon runs it: one core path per `[[path]]`, the
     /// header bytes of the real wire (outer IP and UDP of the paths' IP version, the crypto
     /// envelope and tag, the braid data header), the tunnel MSS as the MTU plus those, and
-    /// pacing catch-up for a real event loop.
+    /// pacing catch-up for a real event loop. Kernel TCP paths change a few of these
+    /// (`tcp_path::adapt_core_config`).
     pub fn core_config(&self) -> braid_core::tunnel::TunnelConfig {
         let costs: Vec<u32> = self.paths.iter().map(|p| p.cost).collect();
         let mut core = self.tunnel.to_core(&costs, u32::from(self.mtu));
@@ -343,6 +373,9 @@ impl DaemonConfig {
         core.header_bytes = outer + (crate::crypto::OVERHEAD + DATA_HEADER_LEN) as u32;
         core.mss_bytes = u64::from(u32::from(self.mtu) + core.header_bytes);
         core.pacing_catch_up = PACING_CATCH_UP;
+        if self.transport == Transport::Tcp {
+            crate::tcp_path::adapt_core_config(&mut core, self.mtu);
+        }
         core
     }
 }
@@ -522,6 +555,27 @@ cost = 7
         assert_eq!(c.paths[0].remote, None);
         let no_port = server.replace("10.1.1.1:5001", "10.1.1.1:0");
         assert_eq!(err_field(&no_port), "path.0.bind");
+    }
+
+    #[test]
+    fn tcp_paths_need_a_kernel_congestion_control_and_reliable_paths() {
+        let tcp = CLIENT
+            .replace("role = \"client\"", "role = \"client\"\ntransport = \"tcp\"")
+            .replace("cc = \"cubic\"", "cc = \"cubic\"\nreliability = \"reliable\"");
+        let c = DaemonConfig::from_toml_str(&tcp).unwrap();
+        assert_eq!(c.transport, Transport::Tcp);
+        // The stream carries length prefix 2 + envelope 32 + data header 32 per packet.
+        assert_eq!(c.core_config().header_bytes, 66);
+        assert_eq!(err_field(&tcp.replace("\"cubic\"", "\"bbr2\"")), "tunnel.cc");
+        let e = DaemonConfig::from_toml_str(&tcp.replace("\"cubic\"", "\"ccid2\"")).unwrap_err();
+        assert!(e.to_string().contains("newreno, cubic, bbr"), "names the allowed values: {e}");
+        let unreliable = tcp.replace("\"reliable\"", "\"unreliable\"");
+        assert_eq!(err_field(&unreliable), "tunnel.reliability");
+        // The same tunnel section is fine over UDP, which is the default.
+        let udp = unreliable.replace("transport = \"tcp\"\n", "");
+        assert_eq!(DaemonConfig::from_toml_str(&udp).unwrap().transport, Transport::Udp);
+        let e = DaemonConfig::from_toml_str(&tcp.replace("\"tcp\"", "\"quic\"")).unwrap_err();
+        assert!(e.to_string().contains("udp") && e.to_string().contains("tcp"), "{e}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The tunnel daemon's event loop: one thread, `ppoll` over the TUN device, the path sockets and
-//! a signalfd, with braid-core's sender and receiver doing the protocol work.
+//! a signalfd, with braid-core's sender and receiver doing the protocol work. The paths are UDP
+//! sockets or kernel TCP connections (`transport.rs`); the loop is the same for both.
 //!
 //! Why a poll loop and not an async runtime: the hot path is a handful of descriptors whose
 //! every wake-up does the same thing (read batches, run the core, write batches), and the
@@ -15,7 +16,8 @@
 //! 3. writes what the receiver releases to the TUN device (GRO-coalesced), then sends feedback,
 //!    handshake and probe messages and the sender's transmissions, sealed, in GSO trains.
 //!
-//! A datagram on the wire: `envelope header | braid frame (data, feedback or probe) | tag`.
+//! A datagram on the wire: `envelope header | braid frame (data, feedback or probe) | tag`; on a
+//! TCP path the same envelope behind a 2-byte length.
 
 use std::io;
 use std::net::SocketAddr;
@@ -23,7 +25,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant as WallInstant, SystemTime, UNIX_EPOCH};
 
-use braid_core::tunnel::{TunnelReceiver, TunnelSender};
+use braid_core::tunnel::TunnelReceiver;
 use braid_core::wire::{
     frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN,
 };
@@ -37,11 +39,9 @@ use crate::crypto::{self, Opened, PresharedKey, PrivateKey, PublicKey, Session, 
 use crate::liveness::{Change, Liveness};
 use crate::metrics::{self, PathSnapshot, Shared, Snapshot};
 use crate::pool::{Pkt, Pool};
+use crate::sender::Sender;
+use crate::transport::{Transport, TransportError, READ_BUDGET};
 use crate::tun::Tun;
-use crate::udp::{PathSocket, RecvBatch, SendTrain};
-
-/// Batches read from one descriptor per wake-up before the others get their turn.
-const READ_BUDGET: usize = 8;
 /// How often the metrics snapshot is refreshed.
 const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 /// Largest frame the daemon builds besides data: a feedback frame or a probe.
@@ -53,7 +53,7 @@ pub enum DaemonError {
     #[error(transparent)]
     Tun(#[from] crate::tun::TunError),
     #[error(transparent)]
-    Path(#[from] crate::udp::PathError),
+    Path(#[from] TransportError),
     #[error(transparent)]
     Metrics(#[from] metrics::MetricsError),
     #[error(transparent)]
@@ -86,7 +86,7 @@ struct Counters {
 struct State {
     role: Role,
     session: Session,
-    tx: TunnelSender<Pkt>,
+    tx: Sender,
     rx: TunnelReceiver<Pkt>,
     pool: Pool,
     live: Liveness,
@@ -103,10 +103,9 @@ struct State {
 /// The descriptors and their buffers.
 struct Io {
     tun: Tun,
-    socks: Vec<PathSocket>,
-    trains: Vec<SendTrain>,
-    recv: RecvBatch,
+    paths: Transport,
     signals: SignalFd,
+    /// The TUN device, the signalfd, then the paths' entries of this iteration.
     pollfds: Vec<libc::pollfd>,
 }
 
@@ -134,31 +133,22 @@ impl Daemon {
         let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
             .map_err(|e| io_err("creating the signalfd")(e.into()))?;
 
-        let socks = cfg
-            .paths
-            .iter()
-            .enumerate()
-            .map(|(i, p)| PathSocket::open(i, p))
-            .collect::<Result<Vec<_>, _>>()?;
+        let now = Instant::ZERO;
+        let paths = Transport::open(&cfg, now)?;
         let tun = Tun::create(&cfg.name, cfg.mtu, &cfg.addresses)?;
 
         let core = cfg.core_config();
 
-        let max_datagram = crypto::OVERHEAD + DATA_HEADER_LEN + usize::from(cfg.mtu);
-        let trains =
-            socks.iter().map(|s| SendTrain::new(s.max_gso_segments(), max_datagram)).collect();
         let shared: Shared = Arc::new(Mutex::new(Snapshot::default()));
         if let Some(addr) = cfg.metrics_listen {
             metrics::serve(addr, Arc::clone(&shared))?;
         }
-        let mut pollfds = vec![pollfd(tun.raw_fd()), pollfd(signals.as_raw_fd())];
-        pollfds.extend(socks.iter().map(|s| pollfd(s.raw_fd())));
+        let pollfds = vec![pollfd(tun.raw_fd()), pollfd(signals.as_raw_fd())];
 
-        let now = Instant::ZERO;
         let n = cfg.paths.len();
         let remotes: Vec<Option<SocketAddr>> = cfg.paths.iter().map(|p| p.remote).collect();
         let mut live = Liveness::new(cfg.liveness, n, now);
-        let mut tx = TunnelSender::new(&core);
+        let mut tx = paths.sender(&core);
         for (i, r) in remotes.iter().enumerate() {
             // A server path is usable once the client has spoken on it.
             if r.is_none() {
@@ -180,8 +170,11 @@ impl Daemon {
             probe_answers: Vec::new(),
             reply_buf: vec![0u8; 256],
         };
-        let io = Io { tun, socks, trains, recv: RecvBatch::default(), signals, pollfds };
-        info!(interface = %cfg.name, role = %cfg.role, paths = n, "braid tunnel: up");
+        let io = Io { tun, paths, signals, pollfds };
+        info!(
+            interface = %cfg.name, role = %cfg.role, transport = %cfg.transport, paths = n,
+            "braid tunnel: up"
+        );
         Ok(Daemon { cfg, start: WallInstant::now(), io, st, shared, next_publish: now })
     }
 
@@ -193,17 +186,21 @@ impl Daemon {
     pub fn run(&mut self) -> Result<(), DaemonError> {
         loop {
             let now = self.now();
-            if self.st.tx.poll_timeout().is_some_and(|t| t <= now) {
-                self.st.tx.handle_timeout(now);
-            }
+            self.st.tx.handle_timeout(now);
             self.st.session.handle_timeout(now);
+            let established = self.st.session.is_established();
+            self.io.paths.maintain(now, &mut self.st.tx, established);
             self.output(now);
+            let st = &mut self.st;
+            self.io.paths.flush(|i| st.paths[i].socket_drops += 1);
             if now >= self.next_publish {
                 self.publish(now);
                 self.next_publish = now + PUBLISH_EVERY;
             }
-            let deadline = self.deadline();
+            let deadline = self.deadline(now);
             let timeout = deadline.map(|d| d.saturating_since(self.now()));
+            self.io.pollfds.truncate(2);
+            self.io.paths.poll_fds(&mut self.io.pollfds);
             self.wait(timeout)?;
             if self.io.pollfds[1].revents != 0 {
                 if let Ok(Some(sig)) = self.io.signals.read_signal() {
@@ -215,20 +212,17 @@ impl Daemon {
             if self.io.pollfds[0].revents != 0 {
                 self.read_tun(now)?;
             }
-            for i in 0..self.io.socks.len() {
-                if self.io.pollfds[2 + i].revents != 0 {
-                    self.read_path(now, i);
-                }
-            }
+            self.read_paths(now);
         }
     }
 
-    fn deadline(&self) -> Option<Instant> {
+    fn deadline(&self, now: Instant) -> Option<Instant> {
         [
             self.st.tx.poll_timeout(),
             self.st.rx.poll_timeout(),
             self.st.live.poll_timeout(),
             self.st.session.poll_timeout(),
+            self.io.paths.poll_timeout(now, self.st.tx.queue_len() > 0),
             Some(self.next_publish),
         ]
         .into_iter()
@@ -285,26 +279,16 @@ impl Daemon {
         Ok(())
     }
 
-    fn read_path(&mut self, now: Instant, i: usize) {
-        let st = &mut self.st;
-        let sock = &self.io.socks[i];
-        for _ in 0..READ_BUDGET {
-            match sock.recv_batch(&mut self.io.recv, |src, d| st.on_datagram(now, i, src, d)) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) => {
-                    warn!(path = i, error = %e, "receive failed");
-                    break;
-                }
-            }
-        }
+    fn read_paths(&mut self, now: Instant) {
+        let (io, st) = (&mut self.io, &mut self.st);
+        io.paths.read(now, &io.pollfds[2..], |i, src, d| st.on_datagram(now, i, src, d));
         for (path, dest, bytes) in self.st.replies.drain(..) {
-            if let Err(e) = self.io.socks[path].send(dest, &bytes, None) {
+            if let Err(e) = self.io.paths.send_to(path, dest, &bytes) {
                 warn!(path, error = %e, "sending a reply failed");
             }
         }
-        // Answered through the path's train like any control frame; the loop's next output
-        // pass flushes it.
+        // Answered through the path's train like any control frame; the loop flushes it after
+        // its next output pass.
         let mut answers = std::mem::take(&mut self.st.probe_answers);
         for (path, probe) in answers.drain(..) {
             self.st.send_control(&mut self.io, now, path, |b| probe.emit(b).unwrap_or(0));
@@ -313,7 +297,7 @@ impl Daemon {
     }
 
     /// Everything the state has to say at `now`: handshakes, probes, liveness decisions,
-    /// released packets, feedback, transmissions.
+    /// released packets, feedback, transmissions. The loop flushes the paths after it.
     fn output(&mut self, now: Instant) {
         let (io, st) = (&mut self.io, &mut self.st);
         let mut hs = [0u8; 256];
@@ -327,6 +311,7 @@ impl Daemon {
             if let Change::Down(i) = change {
                 warn!(path = %self.cfg.paths[i].name, "path down: nothing heard for dead_after");
                 st.tx.set_path_up(now, i, false);
+                io.paths.path_down(i);
             }
         }
         if !st.session.is_established() {
@@ -344,30 +329,22 @@ impl Daemon {
         let _ = io.tun.flush();
         while st.rx.poll_rejected().is_some() {}
         while let Some(fb) = st.rx.poll_feedback(now) {
-            st.send_control(io, now, fb.path_id as usize, |b| fb.emit(b).unwrap_or(0));
+            if io.paths.carries_feedback() {
+                st.send_control(io, now, fb.path_id as usize, |b| fb.emit(b).unwrap_or(0));
+            }
         }
         while let Some(t) = st.tx.poll_transmit(now) {
             let Some(dest) = st.remotes[t.path] else { continue };
             let len = t.payload.len();
             let session = &mut st.session;
-            let r = io.trains[t.path].push(
-                &io.socks[t.path],
-                dest,
-                crypto::OVERHEAD + DATA_HEADER_LEN + len,
-                |buf| {
-                    let plain = &mut buf[crypto::HEADER_LEN..];
-                    let h = t.header.emit(plain).unwrap_or(0);
-                    let n = t.payload.copy_to(&mut plain[h..]).unwrap_or(0);
-                    session.seal(now, buf, h + n).unwrap_or(0)
-                },
-            );
+            let r = io.paths.push(t.path, dest, crypto::OVERHEAD + DATA_HEADER_LEN + len, |buf| {
+                let plain = &mut buf[crypto::HEADER_LEN..];
+                let h = t.header.emit(plain).unwrap_or(0);
+                let n = t.payload.copy_to(&mut plain[h..]).unwrap_or(0);
+                session.seal(now, buf, h + n).unwrap_or(0)
+            });
             if r.is_err() {
                 st.paths[t.path].socket_drops += 1;
-            }
-        }
-        for (i, train) in io.trains.iter_mut().enumerate() {
-            if train.flush(&io.socks[i]).is_err() {
-                st.paths[i].socket_drops += 1;
             }
         }
     }
@@ -378,6 +355,7 @@ impl Daemon {
             .map(|i| {
                 let m = st.tx.path_metrics(i);
                 let s = st.tx.path_stats(i);
+                let tcp = self.io.paths.tcp_status(i);
                 let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
                 PathSnapshot {
                     name: self.cfg.paths[i].name.clone(),
@@ -388,15 +366,17 @@ impl Daemon {
                     srtt_ms: ms(m.srtt),
                     min_rtt_ms: ms(m.min_rtt),
                     pacing_rate_bps: m.cc.pacing_rate_bytes_per_s.map(|r| r * 8),
-                    cc_phase: m.cc.phase.as_str().to_string(),
+                    cc_phase: tcp.as_ref().map_or(m.cc.phase.as_str(), |t| t.ca_state).to_string(),
+                    kernel_cc: tcp.as_ref().and_then(|t| t.kernel_cc.clone()),
                     pacing_queue_pkts: m.pacing_queue_pkts,
                     tx_pkts: s.sent_pkts,
                     tx_bytes: s.sent_bytes,
                     rx_pkts: st.paths[i].rx_pkts,
                     rx_bytes: st.paths[i].rx_bytes,
-                    lost_pkts: s.lost_pkts,
+                    lost_pkts: s.lost_pkts + tcp.as_ref().map_or(0, |t| t.retrans_segs),
                     rto_count: s.rto_count,
                     socket_drops: st.paths[i].socket_drops,
+                    stream_errors: tcp.as_ref().map_or(0, |t| t.stream_errors),
                 }
             })
             .collect();
@@ -487,12 +467,8 @@ impl State {
     }
 
     /// Sends `datagram` on every path whose remote is known (handshakes and keepalives).
-    fn send_everywhere(&self, io: &Io, datagram: &[u8]) {
-        for (i, remote) in self.remotes.iter().enumerate() {
-            if let Some(dest) = remote {
-                let _ = io.socks[i].send(*dest, datagram, None);
-            }
-        }
+    fn send_everywhere(&self, io: &mut Io, datagram: &[u8]) {
+        io.paths.send_everywhere(&self.remotes, datagram);
     }
 
     /// Seals a control frame written by `emit` and queues it on path `i`'s train.
@@ -505,12 +481,11 @@ impl State {
     ) {
         let Some(dest) = self.remotes.get(i).copied().flatten() else { return };
         let session = &mut self.session;
-        let r =
-            io.trains[i].push(&io.socks[i], dest, crypto::OVERHEAD + CONTROL_FRAME_MAX, |buf| {
-                let end = buf.len() - crypto::TAG_LEN;
-                let n = emit(&mut buf[crypto::HEADER_LEN..end]);
-                session.seal(now, buf, n).unwrap_or(0)
-            });
+        let r = io.paths.push(i, dest, crypto::OVERHEAD + CONTROL_FRAME_MAX, |buf| {
+            let end = buf.len() - crypto::TAG_LEN;
+            let n = emit(&mut buf[crypto::HEADER_LEN..end]);
+            session.seal(now, buf, n).unwrap_or(0)
+        });
         if r.is_err() {
             self.paths[i].socket_drops += 1;
         }

@@ -1,9 +1,10 @@
 //! Braid's Linux data plane: the `braid tunnel` daemon.
 //!
-//! A TUN interface carries user traffic; each path is a UDP socket bound to its own interface or
-//! source address; every datagram is one braid-core frame sealed with keys from a Noise IKpsk2
-//! handshake. The protocol logic (schedulers, congestion control, reordering) is braid-core's,
-//! driven here by a poll loop on real sockets and the monotonic clock.
+//! A TUN interface carries user traffic; each path is a UDP socket (or a kernel TCP connection,
+//! `tcp_path`) bound to its own interface or source address; every datagram is one braid-core
+//! frame sealed with keys from a Noise IKpsk2 handshake. The protocol logic (schedulers,
+//! congestion control, reordering) is braid-core's, driven here by a poll loop on real sockets
+//! and the monotonic clock.
 
 pub mod config;
 pub mod crypto;
@@ -11,5 +12,8 @@ pub mod daemon;
 pub mod liveness;
 pub mod metrics;
 pub mod pool;
+pub mod sender;
+pub mod tcp_path;
+pub mod transport;
 pub mod tun;
 pub mod udp;

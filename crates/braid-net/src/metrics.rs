@@ -31,17 +31,25 @@ pub struct PathSnapshot {
     pub srtt_ms: Option<f64>,
     pub min_rtt_ms: Option<f64>,
     pub pacing_rate_bps: Option<u64>,
+    /// The controller's phase; on a TCP path the kernel's `tcpi_ca_state`.
     pub cc_phase: String,
+    /// A TCP path's congestion control, read from its live socket (`TCP_CONGESTION`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_cc: Option<String>,
     pub pacing_queue_pkts: usize,
     pub tx_pkts: u64,
     pub tx_bytes: u64,
     pub rx_pkts: u64,
     pub rx_bytes: u64,
-    /// Packets the sender's loss detection declared lost.
+    /// Packets the sender's loss detection declared lost; on a TCP path the segments the
+    /// kernel retransmitted.
     pub lost_pkts: u64,
     pub rto_count: u64,
     /// Datagrams the socket refused (full send buffer).
     pub socket_drops: u64,
+    /// TCP path connections closed for a malformed stream (bad frame length).
+    #[serde(default)]
+    pub stream_errors: u64,
 }
 
 /// The whole daemon's state and counters.

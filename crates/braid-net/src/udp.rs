@@ -13,7 +13,8 @@ use std::os::fd::{AsRawFd, RawFd};
 use quinn_udp::{RecvMeta, Transmit, UdpSockRef, UdpSocketState, BATCH_SIZE};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::config::PathConfig;
+use crate::config::{DaemonConfig, PathConfig};
+use crate::transport::READ_BUDGET;
 
 /// Socket buffers: a few BDPs of a Gbit/s path, so a burst is not dropped at the socket.
 const SOCKET_BUFFER_BYTES: usize = 8 << 20;
@@ -50,20 +51,7 @@ impl PathSocket {
         let sock_err = |source| PathError::Socket { index, source };
         let socket = Socket::new(Domain::for_address(cfg.bind), Type::DGRAM, Some(Protocol::UDP))
             .map_err(sock_err)?;
-        if let Some(device) = &cfg.device {
-            socket.bind_device(Some(device.as_bytes())).map_err(|source| {
-                if source.raw_os_error() == Some(libc::ENODEV) {
-                    PathError::NoSuchDevice { index, device: device.clone() }
-                } else {
-                    PathError::Device { index, device: device.clone(), source }
-                }
-            })?;
-        }
-        socket.bind(&cfg.bind.into()).map_err(|source| PathError::Bind {
-            index,
-            addr: cfg.bind,
-            source,
-        })?;
+        bind_to_path(&socket, index, cfg)?;
         socket.set_send_buffer_size(SOCKET_BUFFER_BYTES).map_err(sock_err)?;
         socket.set_recv_buffer_size(SOCKET_BUFFER_BYTES).map_err(sock_err)?;
         force_buffers(&socket);
@@ -121,6 +109,29 @@ impl PathSocket {
     pub fn raw_fd(&self) -> RawFd {
         self.sock.as_raw_fd()
     }
+}
+
+/// Binds `socket` to path `index`'s device (SO_BINDTODEVICE), if it names one, then to its
+/// address.
+pub(crate) fn bind_to_path(
+    socket: &Socket,
+    index: usize,
+    cfg: &PathConfig,
+) -> Result<(), PathError> {
+    if let Some(device) = &cfg.device {
+        socket.bind_device(Some(device.as_bytes())).map_err(|source| {
+            if source.raw_os_error() == Some(libc::ENODEV) {
+                PathError::NoSuchDevice { index, device: device.clone() }
+            } else {
+                PathError::Device { index, device: device.clone(), source }
+            }
+        })?;
+    }
+    socket.bind(&cfg.bind.into()).map_err(|source| PathError::Bind {
+        index,
+        addr: cfg.bind,
+        source,
+    })
 }
 
 /// SO_SNDBUFFORCE / SO_RCVBUFFORCE: with CAP_NET_ADMIN, buffers beyond the sysctl maxima.
@@ -237,5 +248,86 @@ impl SendTrain {
 
     pub fn is_empty(&self) -> bool {
         self.count == 0
+    }
+}
+
+/// The UDP transport: every path's socket and send train, and the receive buffers.
+pub struct UdpPaths {
+    socks: Vec<PathSocket>,
+    trains: Vec<SendTrain>,
+    recv: RecvBatch,
+}
+
+impl UdpPaths {
+    /// Opens a socket per path of `cfg`, with trains for datagrams of up to `max_datagram`
+    /// bytes.
+    pub fn open(cfg: &DaemonConfig, max_datagram: usize) -> Result<UdpPaths, PathError> {
+        let socks = cfg
+            .paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PathSocket::open(i, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let trains =
+            socks.iter().map(|s| SendTrain::new(s.max_gso_segments(), max_datagram)).collect();
+        Ok(UdpPaths { socks, trains, recv: RecvBatch::default() })
+    }
+
+    /// One `POLLIN` entry per path, in path order.
+    pub fn poll_fds(&self, out: &mut Vec<libc::pollfd>) {
+        out.extend(self.socks.iter().map(|s| libc::pollfd {
+            fd: s.raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }));
+    }
+
+    /// Reads every path whose entry in `ready` (as [`UdpPaths::poll_fds`] laid them out) has
+    /// an event, in bounded batches; calls `f(path, source, datagram)` for each datagram.
+    pub fn read(
+        &mut self,
+        ready: &[libc::pollfd],
+        mut f: impl FnMut(usize, SocketAddr, &mut [u8]),
+    ) {
+        for (i, sock) in self.socks.iter().enumerate() {
+            if ready.get(i).is_none_or(|p| p.revents == 0) {
+                continue;
+            }
+            for _ in 0..READ_BUDGET {
+                match sock.recv_batch(&mut self.recv, |src, d| f(i, src, d)) {
+                    Ok(0) => break,
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(path = i, error = %e, "receive failed");
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends one datagram on path `i` at once.
+    pub fn send_to(&self, i: usize, dest: SocketAddr, datagram: &[u8]) -> io::Result<()> {
+        self.socks[i].send(dest, datagram, None)
+    }
+
+    /// Queues a datagram of at most `len` bytes, written by `fill`, on path `i`'s train.
+    pub fn push(
+        &mut self,
+        i: usize,
+        dest: SocketAddr,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]) -> usize,
+    ) -> io::Result<()> {
+        self.trains[i].push(&self.socks[i], dest, len, fill)
+    }
+
+    /// Sends every path's train; calls `dropped(path)` for a train the socket refused.
+    pub fn flush(&mut self, mut dropped: impl FnMut(usize)) {
+        for (i, train) in self.trains.iter_mut().enumerate() {
+            if train.flush(&self.socks[i]).is_err() {
+                dropped(i);
+            }
+        }
     }
 }

@@ -17,12 +17,18 @@
 //!  handle_data ──▶ per-path ack ranges ──▶ poll_feedback (every 2nd packet or max delay)
 //!              └─▶ ReorderBuffer ──▶ poll_deliver
 //! ```
+//!
+//! Over transports that do their own congestion control (kernel TCP paths), a
+//! [`StreamSender`] replaces the [`TunnelSender`]: the same scheduler queue and schedulers, fed
+//! with each path's window and in-flight bytes as the transport reports them.
 
 mod config;
 mod loss;
 mod reassembly;
 mod receiver;
+mod sched_queue;
 mod sender;
+mod stream_sender;
 
 #[cfg(test)]
 mod tests;
@@ -30,3 +36,4 @@ mod tests;
 pub use config::{Reliability, TunnelConfig, TunnelConfigError, DEFAULT_REASSEMBLY_PKTS};
 pub use receiver::{ReceiverStats, TunnelReceiver};
 pub use sender::{PathMetrics, PathStats, SenderStats, Transmit, TunnelSender};
+pub use stream_sender::{StreamPathState, StreamSender};

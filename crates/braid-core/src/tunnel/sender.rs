@@ -37,6 +37,7 @@ use std::time::Duration;
 
 use super::config::{Reliability, TunnelConfig};
 use super::loss::{Retained, SentTracker};
+use super::sched_queue::SchedQueue;
 use crate::cc::{CcMetrics, CcParams, Counting, MultipathController};
 use crate::reorder::{ReorderConfig, ReorderKind};
 use crate::sched::{PathView, Scheduler, SchedulerMetrics};
@@ -100,15 +101,6 @@ pub struct PathMetrics {
 }
 
 #[derive(Debug)]
-struct Queued<P> {
-    payload: P,
-    len: u32,
-    /// Set for a packet a failed path gave back: it keeps the global sequence number it had,
-    /// so the receiver sees no gap for it.
-    global_seq: Option<u64>,
-}
-
-#[derive(Debug)]
 struct Assigned<P> {
     payload: P,
     len: u32,
@@ -160,15 +152,13 @@ impl<P> SenderPath<P> {
 /// Sender side of one tunnel direction. See the module documentation.
 #[derive(Debug)]
 pub struct TunnelSender<P> {
-    queue: VecDeque<Queued<P>>,
-    queue_cap: usize,
+    queue: SchedQueue<P>,
     paths: Vec<SenderPath<P>>,
     cc: Box<dyn MultipathController>,
     scheduler: Box<dyn Scheduler>,
     counting: Counting,
     mss_bytes: u64,
     header_bytes: u32,
-    next_global_seq: u64,
     views: Vec<PathView>,
     stats: SenderStats,
     reliability: Reliability,
@@ -205,15 +195,13 @@ impl<P: Clone> TunnelSender<P> {
             })
             .collect();
         TunnelSender {
-            queue: VecDeque::with_capacity(config.sched_queue_pkts),
-            queue_cap: config.sched_queue_pkts,
+            queue: SchedQueue::new(config.sched_queue_pkts),
             paths,
             cc: config.cc.build(params, n),
             scheduler: config.scheduler.build(&config.sched, config.reorder.buffer_pkts),
             counting: config.cc.counting(),
             mss_bytes: config.mss_bytes,
             header_bytes: config.header_bytes,
-            next_global_seq: 0,
             views: Vec::with_capacity(n),
             stats: SenderStats::default(),
             reliability: config.reliability,
@@ -226,12 +214,8 @@ impl<P: Clone> TunnelSender<P> {
     /// Offers an inner packet of `len` bytes. Returns it back when the scheduler queue is full
     /// (drop-tail; counted in [`SenderStats::sched_drops`]).
     pub fn handle_packet(&mut self, _now: Instant, payload: P, len: u32) -> Result<(), P> {
-        if self.queue.len() >= self.queue_cap {
-            self.stats.sched_drops += 1;
-            return Err(payload);
-        }
+        self.queue.offer(payload, len).inspect_err(|_| self.stats.sched_drops += 1)?;
         self.stats.enqueued_pkts += 1;
-        self.queue.push_back(Queued { payload, len, global_seq: None });
         Ok(())
     }
 
@@ -260,8 +244,7 @@ impl<P: Clone> TunnelSender<P> {
         path.queued_bytes = 0;
         while let Some(a) = path.pacing_queue.pop_back() {
             if !a.copy {
-                let global_seq = Some(a.global_seq);
-                self.queue.push_front(Queued { payload: a.payload, len: a.len, global_seq });
+                self.queue.give_back(a.payload, a.len, a.global_seq);
             }
         }
     }
@@ -412,15 +395,6 @@ impl<P: Clone> TunnelSender<P> {
         (here, fastest, wait)
     }
 
-    /// The global sequence number of a packet leaving the scheduler queue: the one it already
-    /// had if a failed path gave it back, else the next one.
-    fn take_global_seq(&mut self, kept: Option<u64>) -> u64 {
-        kept.unwrap_or_else(|| {
-            self.next_global_seq += 1;
-            self.next_global_seq - 1
-        })
-    }
-
     /// The minimum RTT beyond which a path is excluded: the fastest usable path's minimum plus
     /// [`TunnelConfig::max_rtt_spread`]; `None` when exclusion is off or nothing is measured.
     fn exclusion_threshold(&self) -> Option<Duration> {
@@ -432,8 +406,8 @@ impl<P: Clone> TunnelSender<P> {
 
     /// Moves packets from the scheduler queue to paths while the scheduler finds room.
     fn schedule(&mut self, now: Instant) {
-        while let Some(head) = self.queue.front() {
-            let wire_len = (head.len + self.header_bytes) as u64;
+        while let Some(head_len) = self.queue.front_len() {
+            let wire_len = (head_len + self.header_bytes) as u64;
             let charge = self.counting.charge(wire_len, self.mss_bytes);
             let too_slow = self.exclusion_threshold();
             self.views.clear();
@@ -456,8 +430,8 @@ impl<P: Clone> TunnelSender<P> {
                 if !self.views.iter().any(PathView::has_room) {
                     return;
                 }
-                let Some(q) = self.queue.pop_front() else { return };
-                let global_seq = self.take_global_seq(q.global_seq);
+                let Some(q) = self.queue.pop() else { return };
+                let global_seq = q.global_seq;
                 let mut first = true;
                 for v in self.views.iter().filter(|v| v.has_room()) {
                     let path = &mut self.paths[v.index];
@@ -477,8 +451,8 @@ impl<P: Clone> TunnelSender<P> {
                 let Some(i) = self.scheduler.select(now, &self.views, self.queue.len()) else {
                     return;
                 };
-                let Some(q) = self.queue.pop_front() else { return };
-                let global_seq = self.take_global_seq(q.global_seq);
+                let Some(q) = self.queue.pop() else { return };
+                let global_seq = q.global_seq;
                 let path = &mut self.paths[i];
                 path.queued_bytes += charge;
                 path.pacing_queue.push_back(Assigned {

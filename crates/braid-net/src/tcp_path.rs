@@ -1,0 +1,741 @@
+//! Kernel TCP paths (`interface.transport = "tcp"`): each path is one TCP connection, as the
+//! seed's user-space framework runs the MP-DCCP scheduler and reorder modules over "multiple
+//! TCP tunnels (e.g., using TCP BBR)" (seed 000 section 2.2).
+//!
+//! The kernel does each path's congestion control (`tunnel.cc`, set per socket with
+//! `TCP_CONGESTION` and read back), pacing and retransmission; the tunnel keeps its scheduler
+//! (braid-core's [`StreamSender`]) and its receiver's reordering across paths. Each loop
+//! iteration reads every connection's `TCP_INFO` ([`info`]) and hands the scheduler the
+//! kernel's cwnd and bytes in flight; the scheduler only writes while a window has room, so
+//! what waits in user space stays within a window (plus a few control frames). Frames are
+//! `u16 length | envelope` ([`framing`]), the envelope being what the UDP transport sends.
+//!
+//! Connections:
+//! - **Client**: per path a non-blocking socket bound to the path's device (SO_BINDTODEVICE)
+//!   and source address, with TCP_NODELAY (frames are written whole per loop iteration; Nagle
+//!   would hold a lone probe back for an RTT) and the kernel CC, connecting to the path's
+//!   remote. A connection that fails or closes is replaced; so is one whose path liveness
+//!   declares down (nothing heard for `dead_after`: a dead link, not a closed socket). Attempts
+//!   start at most once per `dead_after`, and an attempt still connecting after `dead_after` is
+//!   abandoned, so a dead link costs one SYN per `dead_after` and a returning link is found
+//!   within about that.
+//! - **Server**: per path a listener on the path's `bind` address; a connection accepted on
+//!   path i's listener is path i, its peer address the path's remote. A newer connection
+//!   replaces the older one (the client only reconnects when it gave the old one up).
+//!
+//! Until the session is established, the client sends its latest handshake initiation on every
+//! new connection, so a connection that failed at start-up does not cost the handshake's
+//! five-second retry.
+
+pub mod framing;
+pub mod info;
+
+use std::io::{self, Read};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use braid_core::tunnel::{Reliability, StreamPathState, StreamSender, TunnelConfig};
+use braid_core::wire::feedback::FEEDBACK_MAX_LEN;
+use braid_core::wire::DATA_HEADER_LEN;
+use braid_core::Instant;
+use braid_sim::scenario::TunnelConfig as TunnelSection;
+use socket2::{Domain, Protocol, Socket, Type};
+use tracing::{info, warn};
+
+use crate::config::{ConfigError, DaemonConfig, PathConfig, Role};
+use crate::crypto::{self, envelope};
+use crate::pool::Pkt;
+use crate::transport::READ_BUDGET;
+use crate::udp::{bind_to_path, PathError};
+use framing::{FrameReader, FrameWriter, LENGTH_PREFIX_BYTES};
+pub use info::KernelCc;
+use info::{congestion_control, set_congestion_control, TcpInfo};
+
+/// How soon the loop looks again when packets wait because no path's window has room. The
+/// kernel opens a window when ACKs arrive, which wakes nobody in user space (ACKs carry no data
+/// to read), so the loop polls `TCP_INFO`: 1 ms is about ten wake-up latencies of this VM and
+/// 4 full frames at 50 Mbit/s, small against the windows it refills.
+pub const RECHECK_INTERVAL: Duration = Duration::from_millis(1);
+/// Bytes one read may take from a connection: a GRO-sized batch of frames.
+const READ_BYTES: usize = 64 * 1024;
+/// Most bytes a connection's writer holds for the socket. The scheduler counts them in flight
+/// and stops at the kernel's window; this bound only matters if the socket stops taking data.
+const WRITE_LIMIT_BYTES: usize = 8 << 20;
+const LISTEN_BACKLOG: i32 = 8;
+/// The receiver acknowledges per path for the UDP sender's loss detection; over TCP nothing
+/// reads its feedback, so it is made as rarely as the core allows and dropped.
+const FEEDBACK_EVERY_PKTS: u32 = 64;
+const FEEDBACK_MAX_DELAY: Duration = Duration::from_secs(1);
+
+/// Why a TCP path could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TcpPathError {
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error("path.{index} ({name}): cannot run tunnel.cc {cc:?} on its TCP socket: {source}")]
+    CongestionControl { index: usize, name: String, cc: &'static str, source: io::Error },
+    #[error("path.{index}.bind: cannot listen on {addr}: {source}")]
+    Listen { index: usize, addr: SocketAddr, source: io::Error },
+}
+
+/// Checks a `[tunnel]` section for TCP paths: a congestion control the kernel has, and
+/// reliable paths (TCP is).
+pub fn check_tunnel(t: &TunnelSection) -> Result<KernelCc, ConfigError> {
+    let cc = KernelCc::for_tunnel_cc(t.cc).ok_or_else(|| ConfigError::Invalid {
+        field: "tunnel.cc".into(),
+        detail: format!(
+            "{:?} is not a kernel TCP congestion control; with interface.transport = \"tcp\" \
+             use one of {}",
+            t.cc.as_str(),
+            KernelCc::ALLOWED.join(", ")
+        ),
+    })?;
+    if t.reliability != Reliability::Reliable {
+        return Err(ConfigError::Invalid {
+            field: "tunnel.reliability".into(),
+            detail:
+                "TCP paths are reliable: with interface.transport = \"tcp\" it must be \"reliable\""
+                    .into(),
+        });
+    }
+    Ok(cc)
+}
+
+/// The core configuration for TCP paths: each packet costs its length prefix, envelope and data
+/// header on the stream (the kernel's window counts stream bytes, so outer headers are not
+/// charged); the receiver needs no per-path reassembly (TCP delivers in order, and a gap left
+/// by a broken connection must not hold its path back forever: the reorder buffer's wait limit
+/// gives it up); and its feedback is made rarely, since it is dropped.
+pub fn adapt_core_config(core: &mut TunnelConfig, mtu: u16) {
+    core.header_bytes = (LENGTH_PREFIX_BYTES + crypto::OVERHEAD + DATA_HEADER_LEN) as u32;
+    core.mss_bytes = u64::from(mtu) + u64::from(core.header_bytes);
+    core.reliability = Reliability::Unreliable;
+    core.feedback_every_pkts = FEEDBACK_EVERY_PKTS;
+    core.feedback_max_delay = FEEDBACK_MAX_DELAY;
+}
+
+/// A path's state for the status page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpStatus {
+    /// The live socket's congestion control, read from the kernel; `None` without a
+    /// connection.
+    pub kernel_cc: Option<String>,
+    /// The kernel's `tcpi_ca_state`, or "closed"/"connecting".
+    pub ca_state: &'static str,
+    /// Segments the kernel retransmitted on this path, over all its connections.
+    pub retrans_segs: u64,
+    /// Connections closed for a malformed stream.
+    pub stream_errors: u64,
+}
+
+#[derive(Debug)]
+struct Conn {
+    sock: Socket,
+    peer: SocketAddr,
+    connected: bool,
+    /// When the connect started or the connection was accepted.
+    since: Instant,
+    reader: FrameReader,
+    writer: FrameWriter,
+    info: Option<TcpInfo>,
+}
+
+impl Conn {
+    fn new(
+        sock: Socket,
+        peer: SocketAddr,
+        connected: bool,
+        now: Instant,
+        max_frame: usize,
+    ) -> Conn {
+        Conn {
+            sock,
+            peer,
+            connected,
+            since: now,
+            reader: FrameReader::new(max_frame, READ_BYTES),
+            writer: FrameWriter::new(WRITE_LIMIT_BYTES),
+            info: None,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct TcpPath {
+    cfg: PathConfig,
+    listener: Option<Socket>,
+    conn: Option<Conn>,
+    last_attempt: Option<Instant>,
+    /// `tcpi_total_retrans` of the connections closed so far.
+    retrans_closed: u64,
+    stream_errors: u64,
+}
+
+/// What a poll entry is: path index, descriptor, listener or connection.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    path: usize,
+    fd: i32,
+    listener: bool,
+}
+
+/// The TCP transport: every path's listener (server) or connection attempts (client), and its
+/// current connection.
+#[derive(Debug)]
+pub struct TcpPaths {
+    role: Role,
+    cc: KernelCc,
+    paths: Vec<TcpPath>,
+    /// `liveness.dead_after`: the spacing of connect attempts and their timeout.
+    retry_every: Duration,
+    max_frame: usize,
+    /// (Client) the latest handshake initiation, until the session is established.
+    initiation: Vec<u8>,
+    slots: Vec<Slot>,
+}
+
+impl TcpPaths {
+    /// Opens the listeners (server) or starts the first connect attempts (client). A path whose
+    /// device, address or congestion control cannot be set is an error; a connect that fails is
+    /// retried.
+    pub fn open(cfg: &DaemonConfig, cc: KernelCc, now: Instant) -> Result<TcpPaths, TcpPathError> {
+        let max_frame = [
+            crypto::OVERHEAD + DATA_HEADER_LEN + usize::from(cfg.mtu),
+            crypto::OVERHEAD + FEEDBACK_MAX_LEN,
+            envelope::INITIATION_LEN,
+            envelope::RESPONSE_LEN,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        let paths = cfg
+            .paths
+            .iter()
+            .map(|p| TcpPath {
+                cfg: p.clone(),
+                listener: None,
+                conn: None,
+                last_attempt: None,
+                retrans_closed: 0,
+                stream_errors: 0,
+            })
+            .collect();
+        let mut t = TcpPaths {
+            role: cfg.role,
+            cc,
+            paths,
+            retry_every: cfg.liveness.dead_after,
+            max_frame,
+            initiation: Vec::new(),
+            slots: Vec::new(),
+        };
+        for i in 0..t.paths.len() {
+            match t.role {
+                Role::Server => t.listen(i)?,
+                Role::Client => t.connect(now, i)?,
+            }
+        }
+        Ok(t)
+    }
+
+    fn listen(&mut self, i: usize) -> Result<(), TcpPathError> {
+        let p = &mut self.paths[i];
+        let addr = p.cfg.bind;
+        let listen_err = |source| TcpPathError::Listen { index: i, addr, source };
+        let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+            .map_err(|source| PathError::Socket { index: i, source })?;
+        sock.set_reuse_address(true).map_err(listen_err)?;
+        bind_to_path(&sock, i, &p.cfg)?;
+        // Accepted connections inherit the listener's congestion control; each is checked
+        // again when accepted.
+        set_congestion_control(&sock, self.cc)
+            .map_err(|source| cc_err(i, &p.cfg, self.cc, source))?;
+        sock.listen(LISTEN_BACKLOG).map_err(listen_err)?;
+        sock.set_nonblocking(true).map_err(listen_err)?;
+        p.listener = Some(sock);
+        Ok(())
+    }
+
+    /// Starts a connect attempt on client path `i`. Errors are the socket set-up's; a connect
+    /// refused at once is logged and retried after `retry_every`.
+    fn connect(&mut self, now: Instant, i: usize) -> Result<(), TcpPathError> {
+        let p = &mut self.paths[i];
+        p.last_attempt = Some(now);
+        let Some(remote) = p.cfg.remote else { return Ok(()) };
+        let sock = Socket::new(Domain::for_address(remote), Type::STREAM, Some(Protocol::TCP))
+            .map_err(|source| PathError::Socket { index: i, source })?;
+        bind_to_path(&sock, i, &p.cfg)?;
+        stream_options(&sock, i, &p.cfg, self.cc)?;
+        let connected = match sock.connect(&remote.into()) {
+            Ok(()) => true,
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => false,
+            Err(e) => {
+                warn!(path = %p.cfg.name, %remote, error = %e, "TCP connect failed");
+                return Ok(());
+            }
+        };
+        let mut conn = Conn::new(sock, remote, connected, now, self.max_frame);
+        if !self.initiation.is_empty() {
+            push_datagram(&mut conn.writer, &self.initiation);
+        }
+        p.conn = Some(conn);
+        Ok(())
+    }
+
+    /// Closes path `i`'s connection, if any.
+    fn close(&mut self, i: usize, why: &str) {
+        let p = &mut self.paths[i];
+        if let Some(c) = p.conn.take() {
+            p.retrans_closed += c.info.map_or(0, |info| u64::from(info.total_retrans));
+            warn!(path = %p.cfg.name, peer = %c.peer, why, "TCP path connection closed");
+        }
+    }
+
+    /// Accepts what waits on server path `i`'s listener; the newest connection becomes the
+    /// path's.
+    fn accept(&mut self, now: Instant, i: usize) {
+        for _ in 0..READ_BUDGET {
+            let p = &mut self.paths[i];
+            let Some(listener) = &p.listener else { return };
+            let (sock, addr) = match listener.accept() {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    warn!(path = %p.cfg.name, error = %e, "TCP accept failed");
+                    return;
+                }
+            };
+            let Some(peer) = addr.as_socket() else { continue };
+            if let Err(e) = stream_options(&sock, i, &p.cfg, self.cc) {
+                warn!(error = %e, "refusing a TCP path connection");
+                continue;
+            }
+            if p.conn.is_some() {
+                self.close(i, "a newer connection replaces it");
+            }
+            info!(path = %self.paths[i].cfg.name, %peer, "TCP path connection accepted");
+            self.paths[i].conn = Some(Conn::new(sock, peer, true, now, self.max_frame));
+        }
+    }
+
+    /// The poll entries: every listener (readable) and connection (readable once connected,
+    /// writable while connecting or holding unsent bytes). Appended to `out`.
+    pub fn poll_fds(&mut self, out: &mut Vec<libc::pollfd>) {
+        self.slots.clear();
+        for (i, p) in self.paths.iter().enumerate() {
+            if let Some(l) = &p.listener {
+                let fd = l.as_raw_fd();
+                self.slots.push(Slot { path: i, fd, listener: true });
+                out.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+            }
+            if let Some(c) = &p.conn {
+                let fd = c.sock.as_raw_fd();
+                let events = if !c.connected {
+                    libc::POLLOUT
+                } else if c.writer.pending() > 0 {
+                    libc::POLLIN | libc::POLLOUT
+                } else {
+                    libc::POLLIN
+                };
+                self.slots.push(Slot { path: i, fd, listener: false });
+                out.push(libc::pollfd { fd, events, revents: 0 });
+            }
+        }
+    }
+
+    /// Handles the events `ready` reports for the entries [`TcpPaths::poll_fds`] laid out:
+    /// accepts, completed connects, reads (calling `f(path, peer, envelope)` for every
+    /// envelope), closes.
+    pub fn handle_events(
+        &mut self,
+        now: Instant,
+        ready: &[libc::pollfd],
+        mut f: impl FnMut(usize, SocketAddr, &mut [u8]),
+    ) {
+        for k in 0..self.slots.len() {
+            let slot = self.slots[k];
+            let revents = ready.get(k).map_or(0, |p| p.revents);
+            if revents == 0 {
+                continue;
+            }
+            if slot.listener {
+                self.accept(now, slot.path);
+                continue;
+            }
+            // The connection may have been replaced since the poll.
+            let current = self.paths[slot.path].conn.as_ref().map(|c| c.sock.as_raw_fd());
+            if current != Some(slot.fd) {
+                continue;
+            }
+            if !self.finish_connect(slot.path, revents) {
+                continue;
+            }
+            if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+                self.read(slot.path, &mut f);
+            }
+        }
+    }
+
+    /// Whether path `i`'s connection is established, completing a pending connect when the
+    /// socket reports its outcome.
+    fn finish_connect(&mut self, i: usize, revents: i16) -> bool {
+        let p = &mut self.paths[i];
+        let Some(c) = p.conn.as_mut() else { return false };
+        if c.connected {
+            return true;
+        }
+        match c.sock.take_error() {
+            Ok(None) if revents & libc::POLLOUT != 0 => {
+                c.connected = true;
+                info!(path = %p.cfg.name, peer = %c.peer, "TCP path connected");
+                true
+            }
+            Ok(None) => false,
+            Ok(Some(e)) | Err(e) => {
+                self.close(i, &format!("connect failed: {e}"));
+                false
+            }
+        }
+    }
+
+    /// Reads path `i`'s connection in bounded batches and hands out every whole envelope.
+    fn read(&mut self, i: usize, f: &mut impl FnMut(usize, SocketAddr, &mut [u8])) {
+        let p = &mut self.paths[i];
+        let Some(c) = p.conn.as_mut() else { return };
+        let mut closed: Option<String> = None;
+        'reads: for _ in 0..READ_BUDGET {
+            match c.reader.read_from(|buf| (&c.sock).read(buf)) {
+                Ok(0) => {
+                    closed = Some("closed by the peer".into());
+                    break;
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    closed = Some(e.to_string());
+                    break;
+                }
+            }
+            loop {
+                match c.reader.next_frame() {
+                    Ok(Some(frame)) => f(i, c.peer, frame),
+                    Ok(None) => break,
+                    Err(e) => {
+                        p.stream_errors += 1;
+                        closed = Some(format!("protocol error: {e}"));
+                        break 'reads;
+                    }
+                }
+            }
+        }
+        if let Some(why) = closed {
+            self.close(i, &why);
+        }
+    }
+
+    /// Once per loop iteration, before the sender runs: clears the stored initiation once the
+    /// session is established, abandons connects older than `retry_every`, starts due client
+    /// attempts, and hands `tx` every path's `TCP_INFO`.
+    pub fn maintain(&mut self, now: Instant, tx: &mut StreamSender<Pkt>, established: bool) {
+        if established {
+            self.initiation.clear();
+        }
+        for i in 0..self.paths.len() {
+            let p = &self.paths[i];
+            if p.conn.as_ref().is_some_and(|c| !c.connected && now >= c.since + self.retry_every) {
+                self.close(i, "connect timed out");
+            }
+            let p = &self.paths[i];
+            let due = p.last_attempt.is_none_or(|t| now >= t + self.retry_every);
+            if self.role == Role::Client && p.conn.is_none() && due {
+                if let Err(e) = self.connect(now, i) {
+                    warn!(error = %e, "TCP path connect attempt");
+                }
+            }
+            let state = match self.paths[i].conn.as_mut() {
+                Some(c) if c.connected => match TcpInfo::read(c.sock.as_raw_fd()) {
+                    Ok(info) => {
+                        c.info = Some(info);
+                        info.path_state(c.writer.pending() as u64)
+                    }
+                    Err(_) => StreamPathState::default(),
+                },
+                _ => StreamPathState::default(),
+            };
+            tx.update_path(i, state);
+        }
+    }
+
+    /// Liveness declared path `i` down. A client replaces the connection (see the module
+    /// documentation); a server waits for the client's new one.
+    pub fn path_down(&mut self, i: usize) {
+        if self.role == Role::Client {
+            self.close(i, "nothing heard for liveness.dead_after");
+        }
+    }
+
+    /// When the loop must run again at the latest: a connect attempt to start or abandon, or
+    /// the window re-check while packets are `queued`.
+    pub fn poll_timeout(&self, now: Instant, queued: bool) -> Option<Instant> {
+        let mut earliest = queued.then(|| now + RECHECK_INTERVAL);
+        let mut consider = |t: Instant| earliest = Some(earliest.map_or(t, |e| e.min(t)));
+        for p in &self.paths {
+            match &p.conn {
+                Some(c) if !c.connected => consider(c.since + self.retry_every),
+                None if self.role == Role::Client => {
+                    consider(p.last_attempt.map_or(now, |t| t + self.retry_every))
+                }
+                _ => {}
+            }
+        }
+        earliest
+    }
+
+    /// Queues a whole datagram (a handshake message or keepalive) on every path with a
+    /// connection. A client keeps its latest initiation for the connections still to come.
+    pub fn send_everywhere(&mut self, datagram: &[u8]) {
+        if self.role == Role::Client && datagram.first() == Some(&envelope::TYPE_INITIATION) {
+            self.initiation.clear();
+            self.initiation.extend_from_slice(datagram);
+        }
+        for c in self.paths.iter_mut().filter_map(|p| p.conn.as_mut()) {
+            push_datagram(&mut c.writer, datagram);
+        }
+    }
+
+    /// Queues a whole datagram on path `i`.
+    pub fn send_to(&mut self, i: usize, datagram: &[u8]) -> io::Result<()> {
+        self.push(i, datagram.len(), |b| {
+            b[..datagram.len()].copy_from_slice(datagram);
+            datagram.len()
+        })
+    }
+
+    /// Queues an envelope of at most `len` bytes, written by `fill`, on path `i`'s connection.
+    /// Fails when the path has no connection or its writer is full.
+    pub fn push(
+        &mut self,
+        i: usize,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]) -> usize,
+    ) -> io::Result<()> {
+        let Some(c) = self.paths.get_mut(i).and_then(|p| p.conn.as_mut()) else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        if c.writer.push(len, fill) {
+            Ok(())
+        } else {
+            Err(io::ErrorKind::WouldBlock.into())
+        }
+    }
+
+    /// Hands every connection's queued bytes to its socket; a socket error closes the
+    /// connection.
+    pub fn flush(&mut self) {
+        for i in 0..self.paths.len() {
+            let Some(c) = self.paths[i].conn.as_mut().filter(|c| c.connected) else { continue };
+            let sock = &c.sock;
+            if let Err(e) = c.writer.flush(|b| sock.send_with_flags(b, libc::MSG_NOSIGNAL)) {
+                self.close(i, &e.to_string());
+            }
+        }
+    }
+
+    /// Path `i` for the status page.
+    pub fn status(&self, i: usize) -> TcpStatus {
+        let p = &self.paths[i];
+        let live = p.conn.as_ref().filter(|c| c.connected);
+        let ca_state = match &p.conn {
+            None => "closed",
+            Some(c) if !c.connected => "connecting",
+            Some(c) => c.info.map_or("open", |info| info.ca_state_name()),
+        };
+        TcpStatus {
+            kernel_cc: live.and_then(|c| congestion_control(&c.sock).ok()),
+            ca_state,
+            retrans_segs: p.retrans_closed
+                + live.and_then(|c| c.info).map_or(0, |info| u64::from(info.total_retrans)),
+            stream_errors: p.stream_errors,
+        }
+    }
+}
+
+/// TCP_NODELAY, the congestion control (read back), non-blocking.
+fn stream_options(
+    sock: &Socket,
+    i: usize,
+    cfg: &PathConfig,
+    cc: KernelCc,
+) -> Result<(), TcpPathError> {
+    let sock_err = |source| PathError::Socket { index: i, source };
+    sock.set_tcp_nodelay(true).map_err(sock_err)?;
+    set_congestion_control(sock, cc).map_err(|source| cc_err(i, cfg, cc, source))?;
+    sock.set_nonblocking(true).map_err(sock_err)?;
+    Ok(())
+}
+
+fn cc_err(index: usize, cfg: &PathConfig, cc: KernelCc, source: io::Error) -> TcpPathError {
+    TcpPathError::CongestionControl { index, name: cfg.name.clone(), cc: cc.name(), source }
+}
+
+/// Queues a whole datagram; a full writer drops it (handshakes are retried by the session).
+fn push_datagram(writer: &mut FrameWriter, datagram: &[u8]) {
+    writer.push(datagram.len(), |b| {
+        b[..datagram.len()].copy_from_slice(datagram);
+        datagram.len()
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braid_core::cc::TunnelCc;
+    use std::io::Write;
+    use std::time::Instant as WallInstant;
+
+    /// A config of one path on loopback, with reno (always allowed) and fast liveness.
+    fn config(role: &str, port: u16) -> DaemonConfig {
+        let path = if role == "server" {
+            format!("bind = \"127.0.0.1:{port}\"")
+        } else {
+            format!("bind = \"127.0.0.1:0\"\nremote = \"127.0.0.1:{port}\"")
+        };
+        let text = format!(
+            "[interface]\nname = \"t0\"\nrole = \"{role}\"\nprivate_key = \"k\"\ntransport = \"tcp\"\n\
+             [peer]\npublic_key = \"p\"\n\
+             [tunnel]\ncc = \"newreno\"\nreliability = \"reliable\"\n\
+             [liveness]\nprobe_interval_ms = 50\ndead_after_ms = 200\n\
+             [[path]]\nname = \"a\"\n{path}\n"
+        );
+        DaemonConfig::from_toml_str(&text).unwrap()
+    }
+
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    }
+
+    /// A transport with its stream sender and a clock.
+    struct End {
+        paths: TcpPaths,
+        tx: StreamSender<Pkt>,
+        received: Vec<(usize, SocketAddr, Vec<u8>)>,
+    }
+
+    impl End {
+        fn open(cfg: &DaemonConfig, start: WallInstant) -> End {
+            let now = since(start);
+            End {
+                paths: TcpPaths::open(cfg, KernelCc::Reno, now).unwrap(),
+                tx: StreamSender::new(&cfg.core_config()),
+                received: Vec::new(),
+            }
+        }
+    }
+
+    fn since(start: WallInstant) -> Instant {
+        Instant::from_nanos(start.elapsed().as_nanos() as u64)
+    }
+
+    /// Runs the ends' loops (upkeep, flush, poll, events) until `done` or 5 s.
+    fn pump(ends: &mut [&mut End], start: WallInstant, mut done: impl FnMut(&[&mut End]) -> bool) {
+        let deadline = WallInstant::now() + Duration::from_secs(5);
+        while !done(ends) {
+            assert!(WallInstant::now() < deadline, "timed out");
+            for e in ends.iter_mut() {
+                let now = since(start);
+                e.paths.maintain(now, &mut e.tx, false);
+                e.paths.flush();
+                let mut fds = Vec::new();
+                e.paths.poll_fds(&mut fds);
+                // SAFETY: a live array of pollfd of the given length.
+                unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 5) };
+                let received = &mut e.received;
+                e.paths.handle_events(now, &fds, |i, peer, frame| {
+                    received.push((i, peer, frame.to_vec()))
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn envelopes_cross_a_path_and_a_reconnect_replaces_the_connection_and_repeats_the_handshake() {
+        let port = free_port();
+        let start = WallInstant::now();
+        let mut server = End::open(&config("server", port), start);
+        let mut client = End::open(&config("client", port), start);
+        // Queued while the connect is still in progress: an initiation (kept for later
+        // connections) and a transport envelope.
+        let initiation = [envelope::TYPE_INITIATION, 1, 2, 3];
+        client.paths.send_everywhere(&initiation);
+        client.paths.send_to(0, &[envelope::TYPE_TRANSPORT, 9, 9]).unwrap();
+        pump(&mut [&mut server, &mut client], start, |e| e[0].received.len() >= 2);
+        let frames: Vec<&[u8]> = server.received.iter().map(|r| r.2.as_slice()).collect();
+        assert_eq!(frames, [&initiation[..], &[4, 9, 9][..]]);
+        let (path, first_peer, _) = server.received[0];
+        assert_eq!((path, first_peer.ip().to_string()), (0, "127.0.0.1".to_string()));
+        assert_eq!(server.paths.status(0).kernel_cc.as_deref(), Some("reno"));
+        // The server answers on the connection the path now has.
+        server.paths.send_to(0, b"response").unwrap();
+        pump(&mut [&mut server, &mut client], start, |e| !e[1].received.is_empty());
+        assert_eq!(client.received[0].2, b"response");
+        // Liveness gives the path up: the client closes and, dead_after (200 ms) after its
+        // last attempt, connects anew and repeats the initiation; the server takes the newer
+        // connection as the path.
+        client.paths.path_down(0);
+        assert_eq!(client.paths.status(0).ca_state, "closed");
+        server.received.clear();
+        pump(&mut [&mut server, &mut client], start, |e| !e[0].received.is_empty());
+        assert_eq!(server.received[0].2, initiation);
+        assert_ne!(server.received[0].1, first_peer, "a new connection, from a new port");
+        assert!(server.tx.is_path_up(0) && client.tx.is_path_up(0), "TCP_INFO says connected");
+    }
+
+    #[test]
+    fn a_bad_frame_length_closes_the_connection_and_is_counted() {
+        let port = free_port();
+        let start = WallInstant::now();
+        let mut server = End::open(&config("server", port), start);
+        for bad in [[0u8, 0], [0xff, 0xff]] {
+            let before = server.paths.status(0).stream_errors;
+            let mut peer = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            peer.write_all(&bad).unwrap();
+            pump(&mut [&mut server], start, |e| e[0].paths.status(0).stream_errors > before);
+            assert_eq!(server.paths.status(0).ca_state, "closed", "{bad:?} closed the connection");
+            assert!(server.received.is_empty());
+        }
+    }
+
+    #[test]
+    fn only_kernel_controllers_and_reliable_paths_pass() {
+        let ok = TunnelSection {
+            cc: TunnelCc::Cubic,
+            reliability: Reliability::Reliable,
+            ..TunnelSection::default()
+        };
+        assert_eq!(check_tunnel(&ok).unwrap(), KernelCc::Cubic);
+        let field = |t: &TunnelSection| match check_tunnel(t) {
+            Err(ConfigError::Invalid { field, detail }) => (field, detail),
+            other => panic!("expected an invalid field, got {other:?}"),
+        };
+        let (f, detail) = field(&TunnelSection { cc: TunnelCc::Bbr2, ..ok.clone() });
+        assert_eq!(f, "tunnel.cc");
+        assert!(detail.contains("newreno, cubic, bbr") && detail.contains("tcp"), "{detail}");
+        let (f, detail) = field(&TunnelSection { reliability: Reliability::Partial, ..ok.clone() });
+        assert_eq!(f, "tunnel.reliability");
+        assert!(detail.contains("reliable"), "{detail}");
+    }
+
+    #[test]
+    fn the_core_charges_stream_bytes_and_skips_reassembly() {
+        let mut core =
+            TunnelConfig { reliability: Reliability::Reliable, ..TunnelConfig::default() };
+        adapt_core_config(&mut core, 1400);
+        // Length prefix 2 + envelope header 16 + tag 16 + data header 32 = 66 bytes.
+        assert_eq!(core.header_bytes, 66);
+        assert_eq!(core.mss_bytes, 1466);
+        assert_eq!(core.reliability, Reliability::Unreliable);
+        core.validate().unwrap();
+    }
+}

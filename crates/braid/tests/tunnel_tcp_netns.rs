@@ -1,0 +1,207 @@
+//! `braid tunnel` with kernel TCP paths (`interface.transport = "tcp"`): two daemons in network
+//! namespaces over the default scenario's two 50 Mbit/s htb paths, each path one kernel TCP
+//! connection running the configured congestion control. Needs root. Every test builds its own
+//! namespaces under a unique prefix and checks that nothing of it remains.
+//!
+//! The three properties the seed's TCP tunnels need (seed 000 section 2.2): a download arrives
+//! intact over both paths with the kernel running `tunnel.cc`; CPF keeps a light load on the
+//! preferred path; a path that dies and returns is reconnected and used again.
+
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use braid_lab::lab::{check_scenario, start_tunnel_over, transfer_configs, TRANSFER_PORT};
+use braid_lab::netns::{list_netns, run_in, unique_prefix};
+use braid_lab::topology::{Emulator, Topology, TopologyOptions};
+use braid_lab::transfer::{run_pair, TransferReport};
+use braid_lab::tunnel::TunnelPair;
+use braid_net::config::Transport;
+use braid_net::metrics::Snapshot;
+use braid_sim::Scenario;
+
+/// The tests measure rates on a 2-core machine: they take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn braid_exe() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_braid"))
+}
+
+/// The namespaces of `prefix` still present.
+fn leftovers(prefix: &str) -> Vec<String> {
+    let mine = format!("{prefix}-");
+    list_netns().unwrap().into_iter().filter(|n| n.starts_with(&mine)).collect()
+}
+
+/// The default scenario with BBR on every path's TCP connection, `overrides` on top, its
+/// topology with htb paths, and a TCP-transport tunnel pair routed on the UE.
+fn bring_up(overrides: &[&str]) -> (Scenario, Topology, TunnelPair, String) {
+    let mut all = vec!["tunnel.cc=bbr".to_string(), "tunnel.reliability=reliable".to_string()];
+    all.extend(overrides.iter().map(|s| s.to_string()));
+    let s = Scenario::from_toml_str("", &all).unwrap();
+    let prefix = unique_prefix("btcp");
+    let opts = TopologyOptions { prefix: prefix.clone(), emulator: Emulator::Htb };
+    let topo = Topology::build(&s, &opts).unwrap();
+    let pair = start_tunnel_over(&topo, &s, braid_exe(), Transport::Tcp).unwrap();
+    (s, topo, pair, prefix)
+}
+
+/// The scenario's download from the server (namespace `server_ns`) to the UE's tunnel address
+/// `ue` (in `ue_ns`).
+fn download(
+    s: &Scenario,
+    (server_ns, ue_ns): (&str, &str),
+    ue: Ipv4Addr,
+    cancel: &AtomicBool,
+) -> TransferReport {
+    let cc = check_scenario(s).unwrap();
+    let (send, recv) = transfer_configs(s, cc, (ue, TRANSFER_PORT).into());
+    run_pair(server_ns, ue_ns, &send, &recv, cancel)
+        .expect("the download completes and every byte checks")
+}
+
+/// Each path's share of the bytes a daemon sent, in percent.
+fn shares(status: &Snapshot) -> Vec<f64> {
+    let total: u64 = status.paths.iter().map(|p| p.tx_bytes).sum();
+    status.paths.iter().map(|p| p.tx_bytes as f64 * 100.0 / total.max(1) as f64).collect()
+}
+
+/// Sends UDP datagrams at `rate_mbps` of inner IP from the server to the UE's tunnel address
+/// for `duration`; returns the inner IP bits per second the UE received after `skip`.
+fn udp_flow(
+    topo: &Topology,
+    pair: &TunnelPair,
+    rate_mbps: f64,
+    duration: Duration,
+    skip: Duration,
+) -> f64 {
+    const PAYLOAD: usize = 1372; // a 1400-byte inner IP packet: the tunnel MTU
+    let ue: SocketAddr = (pair.spec().client_addr, 9000).into();
+    let rx = run_in(topo.ue().name(), move || UdpSocket::bind(ue)).unwrap().unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    let counted = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    let start = Instant::now();
+    thread::scope(|sc| {
+        sc.spawn(|| {
+            let mut buf = [0u8; 2048];
+            while !done.load(Ordering::Relaxed) {
+                if let Ok(n) = rx.recv(&mut buf) {
+                    let t = start.elapsed();
+                    if t >= skip && t < duration {
+                        counted.fetch_add((n + 28) as u64, Ordering::Relaxed);
+                    }
+                }
+            }
+        });
+        run_in(topo.server().name(), || {
+            let tx = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).unwrap();
+            let gap = Duration::from_secs_f64((PAYLOAD + 28) as f64 * 8.0 / (rate_mbps * 1e6));
+            let data = [0x5au8; PAYLOAD];
+            let mut sent = 0u32;
+            while start.elapsed() < duration {
+                while gap * sent < start.elapsed() {
+                    let _ = tx.send_to(&data, ue);
+                    sent += 1;
+                }
+                thread::sleep(Duration::from_micros(200));
+            }
+        })
+        .unwrap();
+        thread::sleep(Duration::from_millis(200));
+        done.store(true, Ordering::Relaxed);
+    });
+    counted.load(Ordering::Relaxed) as f64 * 8.0 / (duration - skip).as_secs_f64()
+}
+
+#[test]
+fn integrity_20_mb_over_two_tcp_paths_running_bbr_arrive_byte_exact() {
+    let _turn = serial();
+    let (s, topo, pair, prefix) = bring_up(&["e2e.bytes=20000000", "tunnel.scheduler=rr"]);
+    let ns = (topo.server().name(), topo.ue().name());
+    let report = download(&s, ns, pair.spec().client_addr, &AtomicBool::new(false));
+    let (server, client) = (pair.server_status().unwrap(), pair.client_status().unwrap());
+    drop((pair, topo));
+    // The receiver checks every byte against the sender's deterministic stream.
+    assert_eq!(report.receiver.bytes, 20_000_000);
+    let share = shares(&server);
+    eprintln!(
+        "tcp integrity: DLCT {:.2} s ({:.1} Mbit/s); path shares {:.1}% / {:.1}%; \
+         kernel retransmissions {} / {}",
+        report.receiver.dlct_s,
+        report.receiver.goodput_mbps,
+        share[0],
+        share[1],
+        server.paths[0].lost_pkts,
+        server.paths[1].lost_pkts,
+    );
+    assert!(server.paths.iter().all(|p| p.tx_bytes > 2_000_000), "both paths carry: {server:?}");
+    for (side, st) in [("server", &server), ("client", &client)] {
+        for p in &st.paths {
+            assert_eq!(p.kernel_cc.as_deref(), Some("bbr"), "{side} {}: {st:?}", p.name);
+        }
+    }
+    assert!(leftovers(&prefix).is_empty());
+}
+
+#[test]
+fn preference_cpf_under_light_load_keeps_99_percent_on_the_cheaper_tcp_path() {
+    let _turn = serial();
+    let (_s, topo, pair, prefix) = bring_up(&["tunnel.scheduler=cpf"]);
+    let bps = udp_flow(&topo, &pair, 5.0, Duration::from_secs(3), Duration::from_secs(1));
+    let status = pair.server_status().unwrap();
+    drop((pair, topo));
+    let share = shares(&status);
+    eprintln!(
+        "tcp preference: {:.2} Mbit/s through; path 1 carried {:.3}% of the bytes",
+        bps / 1e6,
+        share[0]
+    );
+    assert!((4.5e6..5.5e6).contains(&bps), "the flow gets through: {:.2} Mbit/s", bps / 1e6);
+    assert!(share[0] >= 99.0, "path 1 carried {:.2}%: {status:?}", share[0]);
+    assert!(leftovers(&prefix).is_empty());
+}
+
+#[test]
+fn failover_a_download_survives_path_1_dying_and_path_1_reconnects_and_is_used_again() {
+    let _turn = serial();
+    let (s, topo, pair, prefix) = bring_up(&["e2e.bytes=40000000", "tunnel.scheduler=cpf"]);
+    let path1 = topo.paths()[0].upstream.clone();
+    let cancel = AtomicBool::new(false);
+    let ue = pair.spec().client_addr;
+    let (server_ns, ue_ns) = (topo.server().name().to_string(), topo.ue().name().to_string());
+    let (report, seen_down, tx_at_return, tx_after) = thread::scope(|sc| {
+        let transfer = sc.spawn(|| download(&s, (&server_ns, &ue_ns), ue, &cancel));
+        thread::sleep(Duration::from_secs(1));
+        topo.proxy().ip(&["link", "set", &path1.ifname, "down"]).unwrap();
+        // Liveness declares the path down after 1 s of silence.
+        let deadline = Instant::now() + Duration::from_secs(4);
+        let mut seen_down = false;
+        while Instant::now() < deadline && !seen_down {
+            seen_down = pair.server_status().is_ok_and(|st| !st.paths[0].up);
+            thread::sleep(Duration::from_millis(100));
+        }
+        thread::sleep(Duration::from_secs(1));
+        let tx_at_return = pair.server_status().unwrap().paths[0].tx_pkts;
+        topo.proxy().ip(&["link", "set", &path1.ifname, "up"]).unwrap();
+        let report = transfer.join().unwrap();
+        let tx_after = pair.server_status().unwrap().paths[0].tx_pkts;
+        (report, seen_down, tx_at_return, tx_after)
+    });
+    drop((pair, topo));
+    eprintln!(
+        "tcp failover: DLCT {:.2} s; path 1 tx {tx_at_return} pkts while down -> {tx_after} after",
+        report.receiver.dlct_s
+    );
+    assert_eq!(report.receiver.bytes, 40_000_000);
+    assert!(seen_down, "the server saw path 1 go down");
+    assert!(tx_after > tx_at_return + 1000, "path 1 used again: {tx_at_return} -> {tx_after}");
+    assert!(leftovers(&prefix).is_empty());
+}
