@@ -5,7 +5,7 @@
 //! The kernel does each path's congestion control (`tunnel.cc`, set per socket with
 //! `TCP_CONGESTION` and read back), pacing and retransmission; the tunnel keeps its scheduler
 //! (braid-core's [`StreamSender`]) and its receiver's reordering across paths. Each loop
-//! iteration reads every connection's `TCP_INFO` ([`info`]) and hands the scheduler the
+//! iteration reads every connection's `TCP_INFO` ([`mod@info`]) and hands the scheduler the
 //! kernel's cwnd and bytes in flight; the scheduler only writes while a window has room, so
 //! what waits in user space stays within a window (plus a few control frames). Frames are
 //! `u16 length | envelope` ([`framing`]), the envelope being what the UDP transport sends.
