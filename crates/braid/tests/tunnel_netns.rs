@@ -5,19 +5,22 @@
 //! What issue 3 asks of the data plane, one test each: integrity under reordering and loss,
 //! aggregation of two paths, CPF's preference under light load, failover and rejoin.
 
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+mod common;
+
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use braid_lab::lab::{check_scenario, start_tunnel, transfer_configs, TRANSFER_PORT};
-use braid_lab::netns::{list_netns_with_prefix, run_in, unique_prefix};
+use braid_lab::netns::{list_netns_with_prefix, unique_prefix};
 use braid_lab::topology::{Emulator, Topology, TopologyOptions};
 use braid_lab::transfer::run_pair;
 use braid_lab::tunnel::TunnelPair;
 use braid_sim::Scenario;
+
+use common::udp_flow;
 
 /// The tests measure rates on a 2-core machine and linkem spins a core per loaded direction:
 /// they take turns.
@@ -44,57 +47,6 @@ fn bring_up(overrides: &[&str], emulator: Emulator) -> (Scenario, Topology, Tunn
     let topo = Topology::build(&s, &TopologyOptions { prefix: prefix.clone(), emulator }).unwrap();
     let pair = start_tunnel(&topo, &s, braid_exe()).unwrap();
     (s, topo, pair, prefix)
-}
-
-/// Sends UDP datagrams of `payload` bytes at `rate_mbps` (counted at the inner IP level) from
-/// the server to the UE's tunnel address for `duration`; returns the inner IP bits per second
-/// the UE received between `skip` and the end.
-fn udp_flow(
-    topo: &Topology,
-    pair: &TunnelPair,
-    rate_mbps: f64,
-    duration: Duration,
-    skip: Duration,
-) -> f64 {
-    const PAYLOAD: usize = 1372; // a 1400-byte inner IP packet: the tunnel MTU
-    let ue: SocketAddr = (pair.spec().client_addr, 9000).into();
-    let rx = run_in(topo.ue().name(), move || UdpSocket::bind(ue)).unwrap().unwrap();
-    rx.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
-    let counted = AtomicU64::new(0);
-    let done = AtomicBool::new(false);
-    let start = Instant::now();
-    thread::scope(|sc| {
-        sc.spawn(|| {
-            let mut buf = [0u8; 2048];
-            while !done.load(Ordering::Relaxed) {
-                if let Ok(n) = rx.recv(&mut buf) {
-                    // Only the window [skip, duration): the queues' drain after is not rate.
-                    let t = start.elapsed();
-                    if t >= skip && t < duration {
-                        counted.fetch_add((n + 28) as u64, Ordering::Relaxed);
-                    }
-                }
-            }
-        });
-        run_in(topo.server().name(), || {
-            let tx = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).unwrap();
-            let gap = Duration::from_secs_f64((PAYLOAD + 28) as f64 * 8.0 / (rate_mbps * 1e6));
-            let data = [0x5au8; PAYLOAD];
-            let mut sent = 0u32;
-            while start.elapsed() < duration {
-                // Catch up in bursts after oversleeping, so the offered rate is kept.
-                while gap * sent < start.elapsed() {
-                    let _ = tx.send_to(&data, ue);
-                    sent += 1;
-                }
-                thread::sleep(Duration::from_micros(200));
-            }
-        })
-        .unwrap();
-        thread::sleep(Duration::from_millis(200));
-        done.store(true, Ordering::Relaxed);
-    });
-    counted.load(Ordering::Relaxed) as f64 * 8.0 / (duration - skip).as_secs_f64()
 }
 
 #[test]

@@ -7,21 +7,25 @@
 //! intact over both paths with the kernel running `tunnel.cc`; CPF keeps a light load on the
 //! preferred path; a path that dies and returns is reconnected and used again.
 
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+mod common;
+
+use std::net::Ipv4Addr;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use braid_lab::lab::{check_scenario, start_tunnel_over, transfer_configs, TRANSFER_PORT};
-use braid_lab::netns::{list_netns, run_in, unique_prefix};
+use braid_lab::netns::{list_netns, unique_prefix};
 use braid_lab::topology::{Emulator, Topology, TopologyOptions};
 use braid_lab::transfer::{run_pair, TransferReport};
 use braid_lab::tunnel::TunnelPair;
 use braid_net::config::Transport;
 use braid_net::metrics::Snapshot;
 use braid_sim::Scenario;
+
+use common::udp_flow;
 
 /// The tests measure rates on a 2-core machine: they take turns.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -71,54 +75,6 @@ fn download(
 fn shares(status: &Snapshot) -> Vec<f64> {
     let total: u64 = status.paths.iter().map(|p| p.tx_bytes).sum();
     status.paths.iter().map(|p| p.tx_bytes as f64 * 100.0 / total.max(1) as f64).collect()
-}
-
-/// Sends UDP datagrams at `rate_mbps` of inner IP from the server to the UE's tunnel address
-/// for `duration`; returns the inner IP bits per second the UE received after `skip`.
-fn udp_flow(
-    topo: &Topology,
-    pair: &TunnelPair,
-    rate_mbps: f64,
-    duration: Duration,
-    skip: Duration,
-) -> f64 {
-    const PAYLOAD: usize = 1372; // a 1400-byte inner IP packet: the tunnel MTU
-    let ue: SocketAddr = (pair.spec().client_addr, 9000).into();
-    let rx = run_in(topo.ue().name(), move || UdpSocket::bind(ue)).unwrap().unwrap();
-    rx.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
-    let counted = AtomicU64::new(0);
-    let done = AtomicBool::new(false);
-    let start = Instant::now();
-    thread::scope(|sc| {
-        sc.spawn(|| {
-            let mut buf = [0u8; 2048];
-            while !done.load(Ordering::Relaxed) {
-                if let Ok(n) = rx.recv(&mut buf) {
-                    let t = start.elapsed();
-                    if t >= skip && t < duration {
-                        counted.fetch_add((n + 28) as u64, Ordering::Relaxed);
-                    }
-                }
-            }
-        });
-        run_in(topo.server().name(), || {
-            let tx = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).unwrap();
-            let gap = Duration::from_secs_f64((PAYLOAD + 28) as f64 * 8.0 / (rate_mbps * 1e6));
-            let data = [0x5au8; PAYLOAD];
-            let mut sent = 0u32;
-            while start.elapsed() < duration {
-                while gap * sent < start.elapsed() {
-                    let _ = tx.send_to(&data, ue);
-                    sent += 1;
-                }
-                thread::sleep(Duration::from_micros(200));
-            }
-        })
-        .unwrap();
-        thread::sleep(Duration::from_millis(200));
-        done.store(true, Ordering::Relaxed);
-    });
-    counted.load(Ordering::Relaxed) as f64 * 8.0 / (duration - skip).as_secs_f64()
 }
 
 #[test]
