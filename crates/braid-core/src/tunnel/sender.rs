@@ -306,14 +306,7 @@ impl<P: Clone> TunnelSender<P> {
             scheduled_at: a.scheduled_at,
         });
         path.tracker.on_sent(now, path_seq, a.charge, retained);
-        let header = DataHeader {
-            flags: 0,
-            path_id: i as u8,
-            payload_len: a.len.min(u16::MAX as u32) as u16,
-            global_seq: a.global_seq,
-            path_seq,
-            send_ts_ns: a.scheduled_at.as_nanos(),
-        };
+        let header = DataHeader::for_packet(i, a.len, a.global_seq, path_seq, a.scheduled_at);
         Some(self.depart(now, i, a.charge, header, a.payload, a.len, a.copy))
     }
 
@@ -338,14 +331,7 @@ impl<P: Clone> TunnelSender<P> {
             self.stats.retransmissions += 1;
             // The header timestamp is the retransmission's own scheduling time, so the
             // receiver's one-way-delay samples stay samples of the path.
-            let header = DataHeader {
-                flags: 0,
-                path_id: i as u8,
-                payload_len: len.min(u16::MAX as u32) as u16,
-                global_seq,
-                path_seq: seq,
-                send_ts_ns: now.as_nanos(),
-            };
+            let header = DataHeader::for_packet(i, len, global_seq, seq, now);
             return Some(self.depart(now, i, charge, header, payload, len, true));
         }
     }

@@ -231,14 +231,7 @@ impl<P: Clone> StreamSender<P> {
         path.sent_since_update += u64::from(wire_len);
         path.stats.sent_pkts += 1;
         path.stats.sent_bytes += u64::from(wire_len);
-        let header = DataHeader {
-            flags: 0,
-            path_id: i as u8,
-            payload_len: len.min(u32::from(u16::MAX)) as u16,
-            global_seq,
-            path_seq,
-            send_ts_ns: now.as_nanos(),
-        };
+        let header = DataHeader::for_packet(i, len, global_seq, path_seq, now);
         Transmit { path: i, header, payload, wire_len, copy }
     }
 

@@ -45,6 +45,25 @@ pub struct DataHeader {
 }
 
 impl DataHeader {
+    /// The header of a packet of `payload_len` bytes leaving on `path_id` (no flags). A length
+    /// above the 16-bit field is clamped; tunnel packets are bounded by the MTU far below it.
+    pub fn for_packet(
+        path_id: usize,
+        payload_len: u32,
+        global_seq: u64,
+        path_seq: u64,
+        send_ts: crate::time::Instant,
+    ) -> Self {
+        DataHeader {
+            flags: 0,
+            path_id: path_id as u8,
+            payload_len: payload_len.min(u32::from(u16::MAX)) as u16,
+            global_seq,
+            path_seq,
+            send_ts_ns: send_ts.as_nanos(),
+        }
+    }
+
     /// Decodes a whole data frame: the header and exactly `payload_len` bytes of payload.
     ///
     /// Checks, in order: version and frame type, header length, reserved bytes, payload length
