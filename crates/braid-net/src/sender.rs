@@ -54,11 +54,10 @@ impl Sender {
         }
     }
 
+    /// Fires the datagram sender's due timers (it skips paths whose timer is not due).
     pub fn handle_timeout(&mut self, now: Instant) {
         if let Sender::Datagram(tx) = self {
-            if tx.poll_timeout().is_some_and(|t| t <= now) {
-                tx.handle_timeout(now);
-            }
+            tx.handle_timeout(now);
         }
     }
 

@@ -392,10 +392,11 @@ impl<P: Clone> TunnelSender<P> {
 
     /// Moves packets from the scheduler queue to paths while the scheduler finds room.
     fn schedule(&mut self, now: Instant) {
+        // RTT samples arrive only with feedback, so the threshold holds for this whole pass.
+        let too_slow = self.exclusion_threshold();
         while let Some(head_len) = self.queue.front_len() {
             let wire_len = (head_len + self.header_bytes) as u64;
             let charge = self.counting.charge(wire_len, self.mss_bytes);
-            let too_slow = self.exclusion_threshold();
             self.views.clear();
             for (i, p) in self.paths.iter().enumerate() {
                 let excluded =
