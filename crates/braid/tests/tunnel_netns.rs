@@ -10,8 +10,7 @@ mod common;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, MutexGuard};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use braid_lab::lab::{check_scenario, start_tunnel, transfer_configs, TRANSFER_PORT};
 use braid_lab::netns::{list_netns_with_prefix, unique_prefix};
@@ -20,7 +19,7 @@ use braid_lab::transfer::run_pair;
 use braid_lab::tunnel::TunnelPair;
 use braid_sim::Scenario;
 
-use common::udp_flow;
+use common::{fail_path_1_during, udp_flow, Failover};
 
 /// The tests measure rates on a 2-core machine and linkem spins a core per loaded direction:
 /// they take turns.
@@ -83,27 +82,10 @@ fn failover_a_download_survives_path_1_going_down_and_path_1_is_used_again() {
     let (s, topo, pair, prefix) = bring_up(&["e2e.bytes=40000000"], Emulator::Htb);
     let cc = check_scenario(&s).unwrap();
     let (send, recv) = transfer_configs(&s, cc, (pair.spec().client_addr, TRANSFER_PORT).into());
-    let path1 = topo.paths()[0].upstream.clone();
     let cancel = AtomicBool::new(false);
     let (server_ns, ue_ns) = (topo.server().name().to_string(), topo.ue().name().to_string());
-    let (report, seen_down, tx_at_return, tx_after) = thread::scope(|sc| {
-        let transfer = sc.spawn(|| run_pair(&server_ns, &ue_ns, &send, &recv, &cancel));
-        thread::sleep(Duration::from_secs(1));
-        topo.proxy().ip(&["link", "set", &path1.ifname, "down"]).unwrap();
-        // Liveness declares the path down after 1 s of silence.
-        let deadline = Instant::now() + Duration::from_secs(4);
-        let mut seen_down = false;
-        while Instant::now() < deadline && !seen_down {
-            seen_down = pair.server_status().is_ok_and(|st| !st.paths[0].up);
-            thread::sleep(Duration::from_millis(100));
-        }
-        thread::sleep(Duration::from_secs(1));
-        let tx_at_return = pair.server_status().unwrap().paths[0].tx_pkts;
-        topo.proxy().ip(&["link", "set", &path1.ifname, "up"]).unwrap();
-        let report = transfer.join().unwrap();
-        let tx_after = pair.server_status().unwrap().paths[0].tx_pkts;
-        (report, seen_down, tx_at_return, tx_after)
-    });
+    let Failover { result: report, seen_down, tx_at_return, tx_after } =
+        fail_path_1_during(&topo, &pair, || run_pair(&server_ns, &ue_ns, &send, &recv, &cancel));
     drop((pair, topo));
     let report = report.expect("the download completes without the connection resetting");
     eprintln!(

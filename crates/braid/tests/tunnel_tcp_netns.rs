@@ -13,8 +13,7 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, MutexGuard};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use braid_lab::lab::{check_scenario, start_tunnel_over, transfer_configs, TRANSFER_PORT};
 use braid_lab::netns::{list_netns, unique_prefix};
@@ -25,7 +24,7 @@ use braid_net::config::Transport;
 use braid_net::metrics::Snapshot;
 use braid_sim::Scenario;
 
-use common::udp_flow;
+use common::{fail_path_1_during, udp_flow, Failover};
 
 /// The tests measure rates on a 2-core machine: they take turns.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -129,28 +128,11 @@ fn preference_cpf_under_light_load_keeps_99_percent_on_the_cheaper_tcp_path() {
 fn failover_a_download_survives_path_1_dying_and_path_1_reconnects_and_is_used_again() {
     let _turn = serial();
     let (s, topo, pair, prefix) = bring_up(&["e2e.bytes=40000000", "tunnel.scheduler=cpf"]);
-    let path1 = topo.paths()[0].upstream.clone();
     let cancel = AtomicBool::new(false);
     let ue = pair.spec().client_addr;
     let (server_ns, ue_ns) = (topo.server().name().to_string(), topo.ue().name().to_string());
-    let (report, seen_down, tx_at_return, tx_after) = thread::scope(|sc| {
-        let transfer = sc.spawn(|| download(&s, (&server_ns, &ue_ns), ue, &cancel));
-        thread::sleep(Duration::from_secs(1));
-        topo.proxy().ip(&["link", "set", &path1.ifname, "down"]).unwrap();
-        // Liveness declares the path down after 1 s of silence.
-        let deadline = Instant::now() + Duration::from_secs(4);
-        let mut seen_down = false;
-        while Instant::now() < deadline && !seen_down {
-            seen_down = pair.server_status().is_ok_and(|st| !st.paths[0].up);
-            thread::sleep(Duration::from_millis(100));
-        }
-        thread::sleep(Duration::from_secs(1));
-        let tx_at_return = pair.server_status().unwrap().paths[0].tx_pkts;
-        topo.proxy().ip(&["link", "set", &path1.ifname, "up"]).unwrap();
-        let report = transfer.join().unwrap();
-        let tx_after = pair.server_status().unwrap().paths[0].tx_pkts;
-        (report, seen_down, tx_at_return, tx_after)
-    });
+    let Failover { result: report, seen_down, tx_at_return, tx_after } =
+        fail_path_1_during(&topo, &pair, || download(&s, (&server_ns, &ue_ns), ue, &cancel));
     drop((pair, topo));
     eprintln!(
         "tcp failover: DLCT {:.2} s; path 1 tx {tx_at_return} pkts while down -> {tx_after} after",

@@ -59,3 +59,41 @@ pub fn udp_flow(
     });
     counted.load(Ordering::Relaxed) as f64 * 8.0 / (duration - skip).as_secs_f64()
 }
+
+/// What [`fail_path_1_during`] saw.
+pub struct Failover<R> {
+    pub result: R,
+    /// Whether the server's liveness marked path 1 down while its link was down.
+    pub seen_down: bool,
+    /// Packets the server had sent on path 1 when its link came back, and at the end.
+    pub tx_at_return: u64,
+    pub tx_after: u64,
+}
+
+/// Runs `transfer` while path 1's link at the proxy goes down 1 s in, stays down until the
+/// server's liveness has declared it down (at most 4 s) plus 1 s, and comes back.
+pub fn fail_path_1_during<R: Send>(
+    topo: &Topology,
+    pair: &TunnelPair,
+    transfer: impl FnOnce() -> R + Send,
+) -> Failover<R> {
+    let path1 = &topo.paths()[0].upstream;
+    thread::scope(|sc| {
+        let transfer = sc.spawn(transfer);
+        thread::sleep(Duration::from_secs(1));
+        topo.proxy().ip(&["link", "set", &path1.ifname, "down"]).unwrap();
+        // Liveness declares the path down after 1 s of silence.
+        let deadline = Instant::now() + Duration::from_secs(4);
+        let mut seen_down = false;
+        while Instant::now() < deadline && !seen_down {
+            seen_down = pair.server_status().is_ok_and(|st| !st.paths[0].up);
+            thread::sleep(Duration::from_millis(100));
+        }
+        thread::sleep(Duration::from_secs(1));
+        let tx_at_return = pair.server_status().unwrap().paths[0].tx_pkts;
+        topo.proxy().ip(&["link", "set", &path1.ifname, "up"]).unwrap();
+        let result = transfer.join().unwrap();
+        let tx_after = pair.server_status().unwrap().paths[0].tx_pkts;
+        Failover { result, seen_down, tx_at_return, tx_after }
+    })
+}
