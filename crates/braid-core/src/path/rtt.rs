@@ -21,6 +21,9 @@ pub struct RttEstimator {
     latest: Duration,
     min_rtt: Option<Duration>,
     min_rto: Duration,
+    /// [`RttEstimator::rto`], recomputed with each sample: timers read it far more often
+    /// than samples arrive.
+    rto: Duration,
 }
 
 impl RttEstimator {
@@ -31,6 +34,7 @@ impl RttEstimator {
             latest: Duration::ZERO,
             min_rtt: None,
             min_rto,
+            rto: INITIAL_RTO.max(min_rto),
         }
     }
 
@@ -51,6 +55,7 @@ impl RttEstimator {
                 self.srtt = Some((srtt * 7 + r) / 8);
             }
         }
+        self.rto = self.compute_rto();
     }
 
     /// Smoothed RTT, if any sample arrived.
@@ -72,6 +77,10 @@ impl RttEstimator {
 
     /// RTO = SRTT + max(G, 4 * RTTVAR), clamped to [min_rto, 60 s] (RFC 6298 section 2).
     pub fn rto(&self) -> Duration {
+        self.rto
+    }
+
+    fn compute_rto(&self) -> Duration {
         match self.srtt {
             None => INITIAL_RTO.max(self.min_rto),
             Some(srtt) => {

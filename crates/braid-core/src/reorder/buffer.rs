@@ -286,12 +286,17 @@ impl<P> ReorderBuffer<P> {
     /// can still fill a gap whose deadline is the same instant.
     fn next_event(&self) -> Option<(Instant, Event)> {
         let hold = self.equalizer.as_ref().and_then(DelayLine::next_exit);
-        let expiry = self
-            .waiting
-            .iter()
-            .filter_map(|lane| lane.front())
-            .map(|w| (self.deadline(w), w.seq))
-            .min_by_key(|&(at, _)| at);
+        // Every lane's front is held, so with nothing held no deadline is pending (most
+        // arrivals on in-order paths find the buffer so).
+        let expiry = (self.held > 0)
+            .then(|| {
+                self.waiting
+                    .iter()
+                    .filter_map(|lane| lane.front())
+                    .map(|w| (self.deadline(w), w.seq))
+                    .min_by_key(|&(at, _)| at)
+            })
+            .flatten();
         match (hold, expiry) {
             (Some((h, lane)), Some((e, _))) if h <= e => Some((h, Event::HoldEnds(lane))),
             (_, Some((e, seq))) => Some((e, Event::Expiry(seq))),

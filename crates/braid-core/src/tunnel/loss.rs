@@ -376,7 +376,10 @@ impl<P> SentTracker<P> {
 
     /// Current retransmission timeout with backoff.
     fn rto(&self) -> Duration {
-        self.rtt.rto() * (1u32 << self.rto_backoff.min(MAX_RTO_BACKOFF_SHIFT))
+        match self.rto_backoff {
+            0 => self.rtt.rto(),
+            n => self.rtt.rto() * (1u32 << n.min(MAX_RTO_BACKOFF_SHIFT)),
+        }
     }
 
     /// Earliest timer: the time-threshold loss timer or the RTO.
