@@ -21,6 +21,7 @@ pub mod run;
 pub mod scenario;
 pub mod tcp;
 pub mod topology;
+pub mod tunnel_sender;
 pub mod udp;
 
 pub use metrics::Report;

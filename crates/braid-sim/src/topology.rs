@@ -18,7 +18,7 @@ use std::time::Duration;
 use braid_core::cc::cubic::{Cubic, CubicConfig};
 use braid_core::cc::hystart::HystartConfig;
 use braid_core::cc::{CcAlgorithm, Controller};
-use braid_core::tunnel::{TunnelConfig, TunnelReceiver, TunnelSender};
+use braid_core::tunnel::{TunnelConfig, TunnelReceiver};
 use braid_core::Instant;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -28,6 +28,7 @@ use crate::link::{Enqueue, Link, LinkSpec, LinkStats};
 use crate::metrics::{PathSample, Series, Stat, TraceRow};
 use crate::packet::{Packet, PacketPool, Payload, PktId};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::tunnel_sender::{Departure, SimSender};
 use crate::udp::UdpSource;
 
 /// Outer IPv4 + UDP headers in front of a feedback frame.
@@ -101,9 +102,9 @@ enum UeApp {
 
 struct Tunnel {
     header_bytes: u32,
-    proxy_tx: TunnelSender<Packet>,
+    proxy_tx: SimSender,
     proxy_rx: TunnelReceiver<PktId>,
-    ue_tx: TunnelSender<Packet>,
+    ue_tx: SimSender,
     ue_rx: TunnelReceiver<PktId>,
 }
 
@@ -229,9 +230,9 @@ impl World {
         };
         let tunnel = cfg.tunnel.as_ref().map(|t| Tunnel {
             header_bytes: t.header_bytes,
-            proxy_tx: TunnelSender::new(t),
+            proxy_tx: SimSender::new(t),
             proxy_rx: TunnelReceiver::new(t),
-            ue_tx: TunnelSender::new(t),
+            ue_tx: SimSender::new(t),
             ue_rx: TunnelReceiver::new(t),
         });
         let path_names: Vec<String> = cfg.path_names.iter().take(n_paths).cloned().collect();
@@ -363,11 +364,7 @@ impl World {
         match hop {
             Hop::ProxyFromServer => {
                 if self.tunnel.is_some() {
-                    // The tunnel sender holds packets by value (it copies them for redundant
-                    // paths and retransmissions); the pool slot is free until one departs.
-                    let p = *self.pool.get(id);
-                    self.pool.free(id);
-                    self.enter_tunnel(Agent::ProxyTx, p);
+                    self.enter_tunnel(Agent::ProxyTx, id);
                 } else {
                     self.send(path_dl(0), id);
                 }
@@ -433,15 +430,15 @@ impl World {
         self.pump(rx);
     }
 
-    fn enter_tunnel(&mut self, tx: Agent, mut p: Packet) {
+    fn enter_tunnel(&mut self, tx: Agent, id: PktId) {
         let now = self.now;
         let Some(t) = self.tunnel.as_mut() else { return };
+        let p = self.pool.get_mut(id);
         p.entered_tunnel = now;
-        let len = p.inner_len;
         let dir = usize::from(!p.downlink);
         self.account[dir].entered += 1;
         let sender = if tx == Agent::ProxyTx { &mut t.proxy_tx } else { &mut t.ue_tx };
-        if let Err(p) = sender.handle_packet(now, p, len) {
+        if let Some(p) = sender.handle_packet(now, &mut self.pool, id) {
             self.account[dir].sched_drops += 1;
             self.retire(&p);
         }
@@ -479,9 +476,10 @@ impl World {
     fn on_timer(&mut self, agent: Agent) {
         let now = self.now;
         let slot = &mut self.timers[agent as usize];
-        if *slot == Some(now) {
-            *slot = None;
+        if *slot != Some(now) {
+            return;
         }
+        *slot = None;
         match agent {
             Agent::Server => {
                 if let ServerApp::Tcp(tcp) = &mut self.server {
@@ -528,11 +526,10 @@ impl World {
             Agent::UeApp => {
                 while let UeApp::Tcp(rx) = &mut self.ue_app {
                     let Some(ack) = rx.poll_ack(now) else { break };
-                    let pkt = Packet::new(Payload::Ack(ack), ack.wire_len(), false);
+                    let id = self.pool.alloc(Packet::new(Payload::Ack(ack), ack.wire_len(), false));
                     if self.tunnel.is_some() {
-                        self.enter_tunnel(Agent::UeTx, pkt);
+                        self.enter_tunnel(Agent::UeTx, id);
                     } else {
-                        let id = self.pool.alloc(pkt);
                         self.send(path_ul(0), id);
                     }
                 }
@@ -541,15 +538,15 @@ impl World {
                 let down = agent == Agent::ProxyTx;
                 while let Some(t) = self.tunnel.as_mut() {
                     let s = if down { &mut t.proxy_tx } else { &mut t.ue_tx };
-                    let Some(tx) = s.poll_transmit(now) else { break };
-                    let mut pkt = tx.payload;
-                    pkt.tunnel = Some(tx.header);
-                    if tx.copy && matches!(pkt.payload, Payload::Udp) {
+                    let Some(Departure { path, id, copy }) = s.poll_transmit(now, &mut self.pool)
+                    else {
+                        break;
+                    };
+                    if copy && matches!(self.pool.get(id).payload, Payload::Udp) {
                         // Every copy on the wire ends somewhere and is retired there.
                         self.udp_live += 1;
                     }
-                    let id = self.pool.alloc(pkt);
-                    self.send(if down { path_dl(tx.path) } else { path_ul(tx.path) }, id);
+                    self.send(if down { path_dl(path) } else { path_ul(path) }, id);
                 }
             }
             Agent::ProxyRx | Agent::UeRx => self.pump_receiver(agent == Agent::UeRx),
@@ -737,5 +734,38 @@ impl World {
             peak_live_packets: self.pool.capacity_used(),
             series: self.series,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::world_config;
+    use crate::scenario::Scenario;
+
+    /// The by-index sender (the default for a tunnel that never copies packets) and the
+    /// by-value one give the same run, event for event.
+    #[test]
+    fn packets_held_by_index_or_by_value_give_identical_runs() {
+        let mut s = Scenario::default();
+        s.e2e.bytes = 5_000_000;
+        s.paths[0].loss = crate::scenario::LossChoice::Bernoulli { p: 0.01 };
+        let cfg = world_config(&s, false).unwrap();
+        let tunnel = cfg.tunnel.clone().unwrap();
+        assert!(!tunnel.copies_packets(), "the default tunnel holds packets by index");
+        let by_index = World::new(&cfg);
+        assert!(matches!(by_index.tunnel.as_ref().unwrap().proxy_tx, SimSender::ByIndex(_)));
+        let mut by_value = World::new(&cfg);
+        let t = by_value.tunnel.as_mut().unwrap();
+        t.proxy_tx = SimSender::by_value(&tunnel);
+        t.ue_tx = SimSender::by_value(&tunnel);
+        let (a, b) = (by_index.run(), by_value.run());
+        assert!(a.done_at.is_some(), "the transfer completes");
+        assert_eq!(a.done_at, b.done_at);
+        assert_eq!(a.events, b.events);
+        assert_eq!(a.account, b.account);
+        assert_eq!(a.path_sent_pkts, b.path_sent_pkts);
+        assert_eq!(a.path_drops, b.path_drops);
+        assert!(a.path_drops[0] > 0, "path 1's random loss is exercised");
     }
 }

@@ -139,6 +139,15 @@ pub struct TunnelConfigError {
 }
 
 impl TunnelConfig {
+    /// Whether a [`super::TunnelSender`] built from this configuration may hand out a payload
+    /// more than once: retransmissions on reliable and partial paths, copies of the redundant
+    /// scheduler. Without either, each payload offered leaves exactly once (or is dropped), so
+    /// a caller whose payloads are handles to its own storage can hand the sender its handle
+    /// and need not copy the packet.
+    pub fn copies_packets(&self) -> bool {
+        self.reliability.retransmits() || self.scheduler == SchedulerKind::Redundant
+    }
+
     pub fn validate(&self) -> Result<(), TunnelConfigError> {
         let err =
             |field, detail: &str| Err(TunnelConfigError { field, detail: detail.to_string() });

@@ -1,0 +1,137 @@
+//! The simulator's tunnel sender: the core's [`TunnelSender`] holding packets by pool index
+//! when the tunnel never copies them, by value when it may.
+//!
+//! A sender keeps every packet it has not sent yet (scheduler queue, pacing queues) and, on
+//! reliable paths, every packet until it is acknowledged; the redundant scheduler and
+//! retransmissions hand the same packet out more than once. A pool index cannot be handed out
+//! twice (the first copy to arrive would free the slot under the others), so such a tunnel
+//! holds the packets themselves (about 150 bytes each) and every departure takes a fresh pool
+//! slot. Most tunnels never copy ([`TunnelConfig::copies_packets`]): they hold the 4-byte
+//! index, and a packet stays in one slot from the proxy to the receiver. Copying 150-byte
+//! packets through the queues made the default nested benchmark (`braid bench`) about 20%
+//! slower, which is why both forms exist; they give identical results (tested below).
+
+use braid_core::sched::SchedulerMetrics;
+use braid_core::tunnel::{PathMetrics, PathStats, SenderStats, TunnelConfig, TunnelSender};
+use braid_core::wire::Feedback;
+use braid_core::Instant;
+
+use crate::packet::{Packet, PacketPool, PktId};
+
+/// One direction's tunnel sender.
+pub enum SimSender {
+    /// The tunnel never copies a packet: the sender holds pool indices.
+    ByIndex(TunnelSender<PktId>),
+    /// Retransmissions or redundant copies: the sender holds the packets.
+    ByValue(TunnelSender<Packet>),
+}
+
+/// A packet the sender put on a path, now in its own pool slot.
+pub struct Departure {
+    pub path: usize,
+    pub id: PktId,
+    /// A further copy of a packet that already left (redundant copy or retransmission).
+    pub copy: bool,
+}
+
+/// Calls the same method on whichever sender is inside.
+macro_rules! each {
+    ($self:expr, $s:ident => $call:expr) => {
+        match $self {
+            SimSender::ByIndex($s) => $call,
+            SimSender::ByValue($s) => $call,
+        }
+    };
+}
+
+impl SimSender {
+    /// The form `config` needs: by value only when it may copy packets.
+    pub fn new(config: &TunnelConfig) -> Self {
+        if config.copies_packets() {
+            SimSender::ByValue(TunnelSender::new(config))
+        } else {
+            SimSender::ByIndex(TunnelSender::new(config))
+        }
+    }
+
+    /// The by-value form for any configuration; the simulator picks it only when `config`
+    /// copies packets, and tests compare it with the by-index form.
+    pub fn by_value(config: &TunnelConfig) -> Self {
+        SimSender::ByValue(TunnelSender::new(config))
+    }
+
+    /// Offers the packet in slot `id`. A packet the full scheduler queue refuses is taken out
+    /// of the pool and returned; otherwise the sender owns it until it departs.
+    pub fn handle_packet(
+        &mut self,
+        now: Instant,
+        pool: &mut PacketPool,
+        id: PktId,
+    ) -> Option<Packet> {
+        let p = *pool.get(id);
+        match self {
+            SimSender::ByIndex(s) => {
+                let refused = s.handle_packet(now, id, p.inner_len).err()?;
+                pool.free(refused);
+                Some(p)
+            }
+            SimSender::ByValue(s) => {
+                pool.free(id);
+                s.handle_packet(now, p, p.inner_len).err()
+            }
+        }
+    }
+
+    /// The next departure due at `now`, stamped with its tunnel header.
+    pub fn poll_transmit(&mut self, now: Instant, pool: &mut PacketPool) -> Option<Departure> {
+        match self {
+            SimSender::ByIndex(s) => {
+                let tx = s.poll_transmit(now)?;
+                debug_assert!(!tx.copy, "a tunnel that copies packets must hold them by value");
+                pool.get_mut(tx.payload).tunnel = Some(tx.header);
+                Some(Departure { path: tx.path, id: tx.payload, copy: tx.copy })
+            }
+            SimSender::ByValue(s) => {
+                let tx = s.poll_transmit(now)?;
+                let id = pool.alloc(Packet { tunnel: Some(tx.header), ..tx.payload });
+                Some(Departure { path: tx.path, id, copy: tx.copy })
+            }
+        }
+    }
+
+    pub fn handle_feedback(&mut self, now: Instant, fb: &Feedback) {
+        each!(self, s => s.handle_feedback(now, fb))
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        each!(self, s => s.handle_timeout(now))
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        each!(self, s => s.poll_timeout())
+    }
+
+    pub fn queue_len(&self) -> usize {
+        each!(self, s => s.queue_len())
+    }
+
+    pub fn pacing_queue_len(&self, path: usize) -> usize {
+        each!(self, s => s.pacing_queue_len(path))
+    }
+
+    pub fn path_metrics(&self, path: usize) -> PathMetrics {
+        each!(self, s => s.path_metrics(path))
+    }
+
+    pub fn path_stats(&self, path: usize) -> PathStats {
+        each!(self, s => s.path_stats(path))
+    }
+
+    pub fn stats(&self) -> SenderStats {
+        each!(self, s => s.stats())
+    }
+
+    pub fn scheduler_metrics(&self) -> SchedulerMetrics {
+        each!(self, s => s.scheduler_metrics())
+    }
+}
