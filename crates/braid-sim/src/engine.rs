@@ -23,9 +23,37 @@ pub enum Event {
     Sample,
 }
 
+/// A scheduled event, ordered by time then insertion sequence, packed into one `u128` key
+/// (time in the high 64 bits) so each heap comparison is a single integer comparison.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    key: u128,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    heap: BinaryHeap<Reverse<Entry>>,
     next_seq: u64,
     popped: u64,
 }
@@ -36,14 +64,15 @@ impl EventQueue {
     }
 
     pub fn schedule(&mut self, at: Instant, event: Event) {
-        self.heap.push(Reverse((at.as_nanos(), self.next_seq, event)));
+        let key = (u128::from(at.as_nanos()) << 64) | u128::from(self.next_seq);
+        self.heap.push(Reverse(Entry { key, event }));
         self.next_seq += 1;
     }
 
     pub fn pop(&mut self) -> Option<(Instant, Event)> {
-        let Reverse((t, _, e)) = self.heap.pop()?;
+        let Reverse(Entry { key, event }) = self.heap.pop()?;
         self.popped += 1;
-        Some((Instant::from_nanos(t), e))
+        Some((Instant::from_nanos((key >> 64) as u64), event))
     }
 
     /// Events processed so far.
