@@ -473,6 +473,9 @@ impl World {
 
     // ---- endpoints ----
 
+    /// An agent's timer event. Only the event its slot names is live: one that an earlier
+    /// deadline superseded finds the slot elsewhere and does nothing, since every change of an
+    /// agent's deadline goes through [`World::pump`], which re-arms it.
     fn on_timer(&mut self, agent: Agent) {
         let now = self.now;
         let slot = &mut self.timers[agent as usize];
