@@ -254,6 +254,18 @@ impl<P: Clone> TunnelSender<P> {
         self.paths.get(i).is_some_and(|p| p.is_up)
     }
 
+    /// An RTT sample of path `i` measured without data: a path handshake, or a probe's echo on
+    /// a quiet path ([`crate::wire::Probe`]). It feeds the path's RTT estimator (RFC 6298), so
+    /// the scheduler's srtt and path exclusion's min_rtt know a path before it carries data, as a
+    /// TCP subflow's srtt starts from its handshake (Linux `tcp_synack_rtt_meas`,
+    /// net/ipv4/tcp_input.c). The congestion controller is not told: a handshake says nothing
+    /// about the path's rate. Unknown paths and a zero sample are ignored.
+    pub fn on_path_rtt_sample(&mut self, i: usize, rtt: Duration) {
+        if let Some(path) = self.paths.get_mut(i).filter(|_| !rtt.is_zero()) {
+            path.tracker.rtt.update(rtt);
+        }
+    }
+
     /// Applies the receiver's feedback for one path. Frames naming an unknown path are ignored.
     pub fn handle_feedback(&mut self, now: Instant, fb: &Feedback) {
         let i = fb.path_id as usize;

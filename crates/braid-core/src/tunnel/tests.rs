@@ -373,6 +373,28 @@ fn a_path_slower_than_the_spread_gets_no_new_packets_once_measured() {
 }
 
 #[test]
+fn a_path_measured_by_its_handshake_is_excluded_before_it_carries_anything() {
+    // As above, but each path's RTT is known from a handshake before the first packet: the
+    // slow path (220 ms against 20 ms) never gets a packet, not even an initial window.
+    let cfg = TunnelConfig {
+        max_rtt_spread: Some(Duration::from_millis(100)),
+        ..config(Reliability::Unreliable, SchedulerKind::RoundRobin)
+    };
+    let mut l = Loop::new(&cfg, &[10, 110]);
+    l.tx.on_path_rtt_sample(0, Duration::from_millis(20));
+    l.tx.on_path_rtt_sample(1, Duration::from_millis(220));
+    assert_eq!(l.tx.path_metrics(1).srtt, Some(Duration::from_millis(220)));
+    l.run(2000, Duration::from_micros(500), at_ms(3000), |_, _, _| false);
+    assert_eq!(l.tx.path_stats(1).sent_pkts, 0);
+    assert_eq!(l.delivered.len(), 2000);
+    // Samples for an unknown path, or of zero, change nothing.
+    let before = (l.tx.path_metrics(0).srtt, l.tx.path_metrics(0).min_rtt);
+    l.tx.on_path_rtt_sample(7, Duration::from_millis(5));
+    l.tx.on_path_rtt_sample(0, Duration::ZERO);
+    assert_eq!((l.tx.path_metrics(0).srtt, l.tx.path_metrics(0).min_rtt), before);
+}
+
+#[test]
 fn a_spread_wider_than_the_asymmetry_changes_nothing() {
     let run = |spread: Option<Duration>| {
         let cfg = TunnelConfig {
