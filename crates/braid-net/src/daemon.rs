@@ -44,6 +44,9 @@ use crate::transport::{Transport, TransportError, READ_BUDGET};
 use crate::tun::Tun;
 /// How often the metrics snapshot is refreshed.
 const PUBLISH_EVERY: Duration = Duration::from_millis(100);
+/// Longest probe round trip taken as an RTT sample; a probe answered later than the longest
+/// `liveness.dead_after_ms` is stale.
+const MAX_PROBE_RTT: Duration = Duration::from_secs(60);
 /// Largest frame the daemon builds besides data: a feedback frame or a probe.
 const CONTROL_FRAME_MAX: usize = braid_core::wire::feedback::FEEDBACK_MAX_LEN;
 
@@ -458,6 +461,15 @@ impl State {
             Ok(FrameType::Probe) => match Probe::parse(plain) {
                 Ok(p) if p.kind == ProbeKind::Request && usize::from(p.path_id) == i => {
                     self.probe_answers.push((i, p.response()));
+                }
+                // The echo of our own request: an RTT sample of a path that carries no data, so
+                // the scheduler knows a quiet path's RTT before it uses it. An echo from the
+                // future or older than the probe horizon is not a sample.
+                Ok(p) if p.kind == ProbeKind::Response && usize::from(p.path_id) == i => {
+                    let rtt = now.as_nanos().checked_sub(p.timestamp_ns).map(Duration::from_nanos);
+                    if let Some(rtt) = rtt.filter(|r| *r <= MAX_PROBE_RTT) {
+                        self.tx.on_path_rtt_sample(i, rtt);
+                    }
                 }
                 Ok(_) => {}
                 Err(_) => self.counters.rejected += 1,

@@ -31,6 +31,13 @@ impl Sender {
         }
     }
 
+    /// An RTT sample of path `i` from a probe's echo. A TCP path's kernel measures its own.
+    pub fn on_path_rtt_sample(&mut self, i: usize, rtt: std::time::Duration) {
+        if let Sender::Datagram(tx) = self {
+            tx.on_path_rtt_sample(i, rtt);
+        }
+    }
+
     /// The receiver's feedback on path `fb.path_id`. A TCP path's kernel has acknowledged
     /// everything already: feedback is dropped there.
     pub fn handle_feedback(&mut self, now: Instant, fb: &Feedback) {

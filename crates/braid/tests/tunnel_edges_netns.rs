@@ -404,6 +404,33 @@ fn tunnel_status_prints_one_row_per_path_with_counters_after_traffic() {
     assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
 }
 
+/// A quiet tunnel knows its paths' RTTs: with no traffic at all, the liveness probes' echoes
+/// give each path of the client an srtt near the path's emulated RTT, so a scheduler (and path
+/// exclusion) can judge a path before it carries data.
+#[test]
+fn probe_echoes_measure_the_rtt_of_quiet_paths() {
+    let _turn = serial();
+    let s = scenario(&[]);
+    let prefix = unique_prefix("bp");
+    let emulator = Emulator::Linkem {
+        braid_exe: braid_exe().to_path_buf(),
+        ready_timeout: Duration::from_secs(5),
+    };
+    let topo = topology(&s, &prefix, emulator);
+    let pair = start_tunnel(&topo, &s, braid_exe()).unwrap();
+    // Probes go out every 100 ms on a quiet path; the status is refreshed every 100 ms.
+    thread::sleep(Duration::from_millis(700));
+    let json = pair.client_status().unwrap();
+    drop((pair, topo));
+
+    for (p, cfg) in json.paths.iter().zip(&s.paths) {
+        let srtt = p.srtt_ms.unwrap_or_else(|| panic!("{}: no srtt from probes: {p:?}", cfg.name));
+        eprintln!("{}: emulated RTT {} ms, srtt {srtt:.2} ms", cfg.name, cfg.rtt_ms);
+        assert!(srtt >= 0.9 * cfg.rtt_ms && srtt <= cfg.rtt_ms + 10.0, "{p:?}");
+    }
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
+
 /// Queueing delay of a transfer: the median of the sender's sampled `TCP_INFO` srtt from
 /// `skip` (past slow start) to its last write, less the connection's minimum RTT. Returns
 /// (queue delay, min RTT, samples), ms.
