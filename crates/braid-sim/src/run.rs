@@ -177,6 +177,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
         max_time: Duration::from_secs_f64(s.sim.max_time_s),
         sample_interval: ms(s.sim.sample_interval_ms),
         bin: ms(s.sim.bin_ms),
+        path_handshake: s.sim.path_handshake,
     })
 }
 

@@ -65,6 +65,26 @@ pub struct WorldConfig {
     pub max_time: Duration,
     pub sample_interval: Duration,
     pub bin: Duration,
+    /// Seed each tunnel sender with one handshake RTT sample per path
+    /// ([`crate::scenario::SimConfig::path_handshake`]).
+    pub path_handshake: bool,
+}
+
+/// Bytes of a path handshake packet on the wire: a probe frame in outer IPv4 and UDP.
+const HANDSHAKE_BYTES: u64 = braid_core::wire::PROBE_LEN as u64 + 28;
+
+/// The RTT a handshake measures on an idle path: propagation both ways plus the handshake
+/// packet's transmission on each link (none on a trace link, whose next delivery opportunity
+/// depends on the time).
+fn handshake_rtt(down: &LinkSpec, up: &LinkSpec) -> Duration {
+    let transmission = |l: &LinkSpec| match l.capacity {
+        crate::link::Capacity::Rate { bytes_per_s } => braid_core::time::transmission_time(
+            HANDSHAKE_BYTES + u64::from(l.framing_bytes),
+            bytes_per_s,
+        ),
+        crate::link::Capacity::Trace(_) => Duration::ZERO,
+    };
+    Duration::from_nanos(down.delay_ns + up.delay_ns) + transmission(down) + transmission(up)
 }
 
 /// Where a link delivers.
@@ -228,13 +248,20 @@ impl World {
                 UeApp::Udp { bytes: 0 },
             ),
         };
-        let tunnel = cfg.tunnel.as_ref().map(|t| Tunnel {
+        let mut tunnel = cfg.tunnel.as_ref().map(|t| Tunnel {
             header_bytes: t.header_bytes,
             proxy_tx: SimSender::new(t),
             proxy_rx: TunnelReceiver::new(t),
             ue_tx: SimSender::new(t),
             ue_rx: TunnelReceiver::new(t),
         });
+        if let Some(t) = tunnel.as_mut().filter(|_| cfg.path_handshake) {
+            for (i, (down, up)) in cfg.paths.iter().enumerate().take(n_paths) {
+                let rtt = handshake_rtt(down, up);
+                t.proxy_tx.on_path_rtt_sample(i, rtt);
+                t.ue_tx.on_path_rtt_sample(i, rtt);
+            }
+        }
         let path_names: Vec<String> = cfg.path_names.iter().take(n_paths).cloned().collect();
         World {
             now: Instant::ZERO,
@@ -770,5 +797,36 @@ mod tests {
         assert_eq!(a.path_sent_pkts, b.path_sent_pkts);
         assert_eq!(a.path_drops, b.path_drops);
         assert!(a.path_drops[0] > 0, "path 1's random loss is exercised");
+    }
+
+    #[test]
+    fn a_handshake_measures_the_idle_path_rtt() {
+        let s = Scenario::default();
+        let cfg = world_config(&s, false).unwrap();
+        let (down, up) = &cfg.paths[0];
+        // Path 1: 20 ms RTT, 50 Mbit/s each way. A 44-byte handshake packet plus 14 bytes of
+        // framing takes 58 * 8 / 50e6 s = 9.28 us per link.
+        assert_eq!(handshake_rtt(down, up), Duration::from_nanos(20_000_000 + 2 * 9_280));
+    }
+
+    /// With path exclusion, a path 200 ms slower never carries data when the handshake has
+    /// measured it; without the handshake it carries its initial window before its first
+    /// feedback.
+    #[test]
+    fn a_handshake_lets_path_exclusion_spare_the_slow_path_its_initial_window() {
+        let run = |handshake: bool| {
+            let sets = [
+                "keys=ASYM200".to_string(),
+                "e2e.bytes=2000000".to_string(),
+                "tunnel.max_rtt_spread_ms=100".to_string(),
+                format!("sim.path_handshake={handshake}"),
+            ];
+            let s = Scenario::from_toml_str("", &sets).unwrap();
+            let cfg = world_config(&s, false).unwrap();
+            assert_eq!(cfg.path_handshake, handshake);
+            World::new(&cfg).run().path_sent_pkts[1]
+        };
+        assert_eq!(run(true), 0);
+        assert!(run(false) > 0, "the unmeasured slow path gets packets");
     }
 }

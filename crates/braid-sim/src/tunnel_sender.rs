@@ -11,6 +11,8 @@
 //! packets through the queues made the default nested benchmark (`braid bench`) about 20%
 //! slower, which is why both forms exist; they give identical results (tested below).
 
+use std::time::Duration;
+
 use braid_core::sched::SchedulerMetrics;
 use braid_core::tunnel::{PathMetrics, PathStats, SenderStats, TunnelConfig, TunnelSender};
 use braid_core::wire::Feedback;
@@ -97,6 +99,10 @@ impl SimSender {
                 Some(Departure { path: tx.path, id, copy: tx.copy })
             }
         }
+    }
+
+    pub fn on_path_rtt_sample(&mut self, path: usize, rtt: Duration) {
+        each!(self, s => s.on_path_rtt_sample(path, rtt))
     }
 
     pub fn handle_feedback(&mut self, now: Instant, fb: &Feedback) {

@@ -51,7 +51,8 @@ fn defaults_are_table_1() {
             max_time_s: 3600.0,
             sample_interval_ms: 10.0,
             bin_ms: 100.0,
-            framing_bytes: 14
+            framing_bytes: 14,
+            path_handshake: false,
         }
     );
     assert_eq!(s.e2e_rtt_ms(), 40.0);
