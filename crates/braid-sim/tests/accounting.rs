@@ -2,11 +2,11 @@
 //! every further copy the tunnel made) was delivered, dropped in a named queue, or is still in
 //! flight. `run` checks it at the end of every run and returns an error on violation; here
 //! random scenarios exercise it, with drop-tail or CoDel bottlenecks (either direction) and
-//! Bernoulli or Gilbert-Elliott loss. The scheduler, tunnel CC, reliability and receiver
-//! choices come from the names the core registers, so a newly added algorithm is covered
-//! without touching this file.
+//! Bernoulli or Gilbert-Elliott loss. The scheduler, tunnel CC, end-to-end CC, reliability and
+//! receiver choices come from the names the core registers, so a newly added algorithm is
+//! covered without touching this file.
 
-use braid_core::cc::TunnelCc;
+use braid_core::cc::{CcAlgorithm, TunnelCc};
 use braid_core::sched::SchedulerKind;
 use braid_core::tunnel::Reliability;
 use braid_sim::{run, Scenario};
@@ -70,7 +70,7 @@ fn arb_overrides() -> impl Strategy<Value = Vec<String>> {
         (1.0f64..80.0, 0.5f64..60.0, 0.5f64..120.0),
         (5.0f64..80.0, 5.0f64..80.0),
         (5u32..600, 5u32..600, 10u32..2000),
-        prop_oneof![Just("newreno"), Just("cubic"), Just("bbr")],
+        one_of(CcAlgorithm::NAMES),
         arb_tunnel(),
         (prop_oneof![Just("tcp"), Just("udp")], arb_loss(), arb_loss(), any::<u32>()),
         arb_aqm(),

@@ -37,6 +37,33 @@ fn redundant_scheduling_delivers_every_packet_once_despite_loss_on_one_path() {
     assert!(r.reorder.duplicates <= r.tunnel.redundant_copies);
 }
 
+/// Issue 5: redundant mode must work with every reorder policy. Whatever the receiver does with
+/// gaps, each packet is handed to the application exactly once: with path 2 loss-free every
+/// datagram arrives, so any second delivery would push the byte count above the total.
+#[test]
+fn redundant_scheduling_delivers_each_packet_once_under_every_receiver_policy() {
+    let receivers: [&[&str]; 6] = [
+        &["tunnel.reorder=none"],
+        &["tunnel.reorder=static"],
+        &["tunnel.reorder=adaptive"],
+        &["tunnel.reorder=static", "tunnel.fast_loss_detection=true"],
+        &["tunnel.reorder=adaptive", "tunnel.equalize_delay=true"],
+        &[
+            "tunnel.reorder=adaptive",
+            "tunnel.fast_loss_detection=true",
+            "tunnel.equalize_delay=true",
+        ],
+    ];
+    for receiver in receivers {
+        let mut o = vec!["tunnel.scheduler=redundant", "paths.0.loss=0.05"];
+        o.extend(receiver);
+        let r = run(&light_udp(&o), false).expect("runs").report;
+        assert_eq!(r.e2e.bytes_delivered, DELIVERED_IF_NOTHING_IS_LOST, "{receiver:?}");
+        assert!(r.tunnel.redundant_copies * 100 >= PACKETS * 95, "{receiver:?}: {:?}", r.tunnel);
+        assert!(r.reorder.duplicates > 0, "{receiver:?}: second copies arrived and were refused");
+    }
+}
+
 #[test]
 fn reliable_paths_hide_random_loss_from_the_application() {
     let lossy = ["paths.0.loss=0.03", "tunnel.scheduler=rr"];

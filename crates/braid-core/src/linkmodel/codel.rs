@@ -1,15 +1,17 @@
 //! CoDel, the Controlled Delay AQM of RFC 8289, as a decision object consulted at dequeue.
 //!
 //! # Model
-//! CoDel judges a queue by the sojourn time of the packets leaving it (RFC 8289 section 3.1).
-//! While every packet leaves within TARGET of its arrival, or at most one MTU is left queued
-//! behind it (the non-starvation rule of section 4.2), nothing happens. Once the sojourn time
-//! has stayed at or above TARGET for a whole INTERVAL, CoDel enters the dropping state and drops
-//! the head packet. In the dropping state it drops again whenever the next drop is due, and each
-//! drop brings the next one closer: the control law of section 3.3 spaces the n-th drop
-//! INTERVAL / sqrt(n) after the previous one, so the drop rate grows until the senders slow
-//! down. The first packet whose sojourn time is below TARGET (or that leaves at most one MTU
-//! behind it) ends the dropping state.
+//! CoDel judges a queue by the sojourn time of the packets leaving it (RFC 8289 section 3.1,
+//! "Estimator"). While every packet leaves within TARGET of its arrival, or at most one MTU is
+//! left queued behind it (section 4.1, "Non-Starvation"; the `bytes() <= maxpacket` test of
+//! `dodequeue`, section 5.6), nothing happens. Once the sojourn time has stayed at or above
+//! TARGET for a whole INTERVAL, CoDel enters the dropping state and drops the head packet. In
+//! the dropping state it drops again whenever the next drop is due, and each drop brings the
+//! next one closer: the control law (section 3.3, "Control Loop"; `control_law` in section 5.6)
+//! spaces the next drop INTERVAL / sqrt(count) after the previous one, with `count` the drops
+//! made so far, so the drop rate grows until the senders slow down. The first packet whose
+//! sojourn time is below TARGET (or that leaves at most one MTU behind it) ends the dropping
+//! state.
 //!
 //! ```text
 //!   Idle --(sojourn >= TARGET)--> Above(first_above_time = now + INTERVAL)
@@ -21,9 +23,11 @@
 //! ```
 //!
 //! Re-entering the dropping state soon after leaving it restarts from the drop rate that
-//! controlled the queue last time: `count` becomes the number of drops of the last episode
-//! after its first when that is more than one and the last scheduled drop is less than 16
-//! intervals ago (section 5.5, the Linux rule the RFC adopts).
+//! controlled the queue last time (section 5.5, the `else if (r.ok_to_drop)` branch of
+//! `dequeue`, which adopts the Linux rule): with `delta = count - lastcount`, the drops of the
+//! last episode after its entry drop, `count` becomes `delta` if `delta > 1` and
+//! `now - drop_next < 16 * INTERVAL` (`drop_next` being the drop that was due next when that
+//! episode ended), else 1.
 //!
 //! # Shape
 //! The queue stays with the caller, which keeps each packet's enqueue time. For each packet it
@@ -37,8 +41,8 @@
 //!
 //! # Choices where the RFC leaves room
 //! - The RFC pseudocode's `now >= first_above_time` (Linux `codel_should_drop` uses strictly
-//!   after); the rest of section 5.5 as written, including dropping the first packet on entry
-//!   and delivering the next without a second test.
+//!   after); the rest of sections 5.5 and 5.6 as written, including dropping the first packet
+//!   on entry and delivering the next without a second test.
 //! - The control law is computed as `interval_ns / sqrt(count)` in `f64`, truncated to whole
 //!   nanoseconds. Linux keeps a Newton-iterated fixed-point reciprocal square root
 //!   (`codel_Newton_step`), which differs from the exact value by well under a microsecond.
@@ -50,12 +54,15 @@ use std::time::Duration;
 
 use crate::time::{duration_nanos, Instant};
 
-/// RFC 8289 section 4.4: TARGET 5 ms, 5-10% of INTERVAL, enough to keep a link busy.
+/// RFC 8289 section 4.3 ("Setting TARGET"; the constant in section 5.3): TARGET 5 ms, 5-10% of
+/// INTERVAL, enough to keep a link busy.
 pub const DEFAULT_TARGET: Duration = Duration::from_millis(5);
-/// RFC 8289 section 4.3: INTERVAL 100 ms, a worst-case Internet round trip.
+/// RFC 8289 section 4.2 ("Setting INTERVAL"; the constant in section 5.3): INTERVAL 100 ms, on
+/// the order of a worst-case round trip through the bottleneck.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
-/// RFC 8289 section 5.3 says the MTU "SHOULD" be the interface's; Linux `psched_mtu` counts
-/// the 1500-byte Ethernet MTU plus its 14-byte header.
+/// RFC 8289 section 5.3 names `maxpacket` and says it "SHOULD"
+/// be the interface MTU; Linux `psched_mtu` counts the 1500-byte Ethernet MTU plus its 14-byte
+/// header.
 pub const DEFAULT_MTU_BYTES: u32 = 1514;
 /// Re-entering within this many intervals of the last scheduled drop carries `count` over
 /// (RFC 8289 section 5.5).
@@ -74,7 +81,8 @@ pub struct CoDelConfig {
     /// control law (RFC 8289: INTERVAL).
     pub interval: Duration,
     /// At most this many bytes queued behind a packet never count as a standing queue (RFC 8289
-    /// section 4.2: a queue of one MTU is needed to keep the link busy).
+    /// section 4.1: dropping with less than an MTU queued could starve the link; `maxpacket` of
+    /// section 5.3).
     pub mtu_bytes: u32,
 }
 
@@ -233,7 +241,8 @@ impl CoDel {
         self.dropping.then_some(self.drop_next)
     }
 
-    /// RFC 8289 `dodequeue`: has the sojourn time been at or above target for an interval?
+    /// RFC 8289 `dodequeue` (section 5.6): has the sojourn time been at or above target for an
+    /// interval, with more than one MTU left behind the packet?
     fn ok_to_drop(&mut self, now: Instant, enqueued_at: Instant, backlog_bytes: u64) -> bool {
         let sojourn_ns = now.nanos_since(enqueued_at);
         if sojourn_ns < self.target_ns || backlog_bytes <= self.mtu_bytes {
@@ -270,7 +279,8 @@ impl CoDel {
         self.pending = Pending::EntryDrop;
     }
 
-    /// RFC 8289 section 3.3: the next drop `interval / sqrt(count)` after `t`.
+    /// RFC 8289 `control_law` (section 5.6, from the control loop of section 3.3): the next
+    /// drop `interval / sqrt(count)` after `t`.
     fn control_law(&self, t: Instant) -> Instant {
         let spacing_ns = self.interval_ns as f64 / f64::from(self.count.max(1)).sqrt();
         t.add_nanos(spacing_ns as u64)
@@ -367,7 +377,7 @@ mod tests {
 
     #[test]
     fn no_drop_when_at_most_one_mtu_is_queued() {
-        // Section 4.2: a sojourn far above target with one MTU behind the packet is not a
+        // Section 4.1: a sojourn far above target with one MTU behind the packet is not a
         // standing queue (the link may be slower than one MTU per TARGET).
         let mut c = CoDel::new(CoDelConfig::default());
         for t in 0..=1000 {
@@ -427,9 +437,10 @@ mod tests {
     #[test]
     fn a_late_dequeue_drops_every_overdue_packet_in_one_go() {
         let mut c = dropping_from_100_ms();
-        assert_eq!(dequeue(&mut c, 200 * MS, 20 * MS), 1); // count 2, next at 270.710678 ms
-                                                           // At 400 ms the drops due at 270.7, 328.4 and 378.4 ms are all overdue; the one due at
-                                                           // 423.2 ms is not: three drops, then a delivery.
+        // count 2, next drop due at 270.710678 ms.
+        assert_eq!(dequeue(&mut c, 200 * MS, 20 * MS), 1);
+        // At 400 ms the drops due at 270.7, 328.4 and 378.4 ms are all overdue; the one due at
+        // 423.2 ms is not: three drops, then a delivery.
         assert_eq!(dequeue(&mut c, 400 * MS, 20 * MS), 3);
         assert_eq!((c.count(), c.drop_next()), (5, Some(at(423_167_063))));
     }
@@ -482,6 +493,56 @@ mod tests {
         assert_eq!(drops_between(&mut c, 341, 441, 20 * MS), vec![441 * MS]);
         assert_eq!(c.count(), 3);
         assert_eq!(c.drop_next(), Some(at(441 * MS + 57_735_026)));
+    }
+
+    /// An episode entered at 100 ms with drops at 200 and 270.710678 ms (count 3, lastcount 1,
+    /// so delta = 2), left at 300 ms with drop_next = 270.710678 + 100 / sqrt(3) =
+    /// 328.445704 ms.
+    fn left_after_two_loop_drops() -> CoDel {
+        let mut c = dropping_from_100_ms();
+        for due in [200_000_000, 270_710_678] {
+            assert_eq!(dequeue(&mut c, due, 20 * MS), 1);
+        }
+        assert_eq!(dequeue(&mut c, 300 * MS, MS), 0);
+        assert!(!c.dropping());
+        c
+    }
+
+    /// Re-enters the dropping state at `entry_ns`: above target from one interval before it.
+    fn reenter_at(c: &mut CoDel, entry_ns: u64) {
+        assert_eq!(dequeue(c, entry_ns - 100 * MS, 20 * MS), 0);
+        assert_eq!(dequeue(c, entry_ns, 20 * MS), 1);
+        assert!(c.dropping());
+    }
+
+    #[test]
+    fn reentry_carries_count_over_only_within_16_intervals_of_drop_next() {
+        // RFC 8289 section 5.5: count = delta if delta > 1 and now - drop_next < 16 * INTERVAL.
+        // delta = 3 - 1 = 2, drop_next = 328.445704 ms, 16 * INTERVAL = 1600 ms.
+        // One ns inside the window (now = 1928.445703 ms): count 2, next drop 100 / sqrt(2) =
+        // 70.710678 ms later. The pre-RFC Linux rule `delta | 1` would have given 3.
+        let inside = 328_445_704 + 1_600 * MS - 1;
+        let mut c = left_after_two_loop_drops();
+        reenter_at(&mut c, inside);
+        assert_eq!((c.count(), c.drop_next()), (2, Some(at(inside + 70_710_678))));
+        // Exactly 16 intervals after drop_next is no longer recent: count 1, next in 100 ms.
+        let edge = 328_445_704 + 1_600 * MS;
+        let mut c = left_after_two_loop_drops();
+        reenter_at(&mut c, edge);
+        assert_eq!((c.count(), c.drop_next()), (1, Some(at(edge + 100 * MS))));
+    }
+
+    #[test]
+    fn reentry_after_one_loop_drop_starts_over_at_count_one() {
+        // Entry at 100 ms, one loop drop at 200 ms (count 2, lastcount 1): delta = 1 is not
+        // > 1, so a prompt re-entry (drop_next 270.710678 ms, well within 16 intervals) starts
+        // over at count 1, the next drop a full interval later.
+        let mut c = dropping_from_100_ms();
+        assert_eq!(dequeue(&mut c, 200 * MS, 20 * MS), 1);
+        assert_eq!(dequeue(&mut c, 210 * MS, MS), 0);
+        assert!(!c.dropping());
+        reenter_at(&mut c, 400 * MS);
+        assert_eq!((c.count(), c.drop_next()), (1, Some(at(500 * MS))));
     }
 
     #[test]

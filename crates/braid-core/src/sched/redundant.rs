@@ -38,3 +38,35 @@ impl Scheduler for Redundant {
         "redundant"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::test_util::view;
+
+    #[test]
+    fn asks_for_copies_and_names_the_cheapest_path_with_room() {
+        let mut s = Redundant;
+        assert!(s.duplicates(), "the sender copies the packet to every path with room");
+        // Costs 2 and 1, both open: the cheaper path 1 is the one path `select` names.
+        let open = [view(0, 2, 10, 3, 20), view(1, 1, 10, 3, 60)];
+        assert_eq!(s.select(Instant::ZERO, &open, 1), Some(1));
+        // Path 1's window is full (10 of 10 packets): path 0 is the only one with room.
+        let cheap_full = [view(0, 2, 10, 3, 20), view(1, 1, 10, 10, 60)];
+        assert_eq!(s.select(Instant::ZERO, &cheap_full, 1), Some(0));
+        // Equal costs go to the lower index.
+        let tie = [view(0, 1, 10, 3, 60), view(1, 1, 10, 3, 20)];
+        assert_eq!(s.select(Instant::ZERO, &tie, 1), Some(0));
+    }
+
+    #[test]
+    fn a_down_path_or_a_full_window_takes_no_copy() {
+        let mut s = Redundant;
+        let mut down = view(0, 1, 10, 0, 20);
+        down.is_up = false;
+        assert_eq!(s.select(Instant::ZERO, &[down, view(1, 2, 10, 0, 60)], 1), Some(1));
+        let full = [view(0, 1, 10, 10, 20), view(1, 2, 10, 10, 60)];
+        assert_eq!(s.select(Instant::ZERO, &full, 1), None, "no path has room: the packet waits");
+        assert!(!down.has_room(), "the sender's copy rule uses the same availability test");
+    }
+}

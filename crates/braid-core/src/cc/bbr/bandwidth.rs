@@ -57,7 +57,7 @@ impl Bbr {
         if self.round_start {
             self.ack_aggregation.on_round_start(BBR_EXTRA_ACKED_WIN_RTTS);
         }
-        let (bw, cwnd) = (self.bw(), self.cwnd_bytes);
+        let (bw, cwnd) = (self.bw(), self.out.cwnd_bytes);
         let acked = ack.newly_acked_bytes;
         self.ack_aggregation.update(self.delivered_time, bw, acked, cwnd, self.mss_bytes);
     }
@@ -132,7 +132,7 @@ mod tests {
         d.clocked(1_000_000, RTT, 100 * MSS, ms(600));
         assert_eq!(d.bbr.mode, Mode::ProbeBw);
         let probe_extra = |b: &Bbr| if b.cycle_idx == 0 { 2 * MSS } else { 0 };
-        assert_eq!(d.bbr.cwnd_bytes, 204 * MSS + probe_extra(&d.bbr));
+        assert_eq!(d.bbr.out.cwnd_bytes, 204 * MSS + probe_extra(&d.bbr));
         for i in 0..100 {
             d.ack(Ack {
                 after: ms(20),
@@ -143,7 +143,7 @@ mod tests {
             });
         }
         // 200 + 20 + 3 packets, rounded up to an even count.
-        assert_eq!(d.bbr.cwnd_bytes, 224 * MSS + probe_extra(&d.bbr));
+        assert_eq!(d.bbr.out.cwnd_bytes, 224 * MSS + probe_extra(&d.bbr));
 
         // Without the allowance (extra_acked_gain 0) the same ACKs leave the target alone.
         let config = BbrConfig { extra_acked_gain: Gain(0), ..BbrConfig::default() };
@@ -159,6 +159,6 @@ mod tests {
                 ..Ack::default()
             });
         }
-        assert_eq!(d.bbr.cwnd_bytes, 204 * MSS + probe_extra(&d.bbr));
+        assert_eq!(d.bbr.out.cwnd_bytes, 204 * MSS + probe_extra(&d.bbr));
     }
 }

@@ -124,6 +124,7 @@ pub use config::{BbrConfig, BbrConfigError, Gain};
 
 use super::bbr_common::ack_aggregation::AckAggregation;
 use super::bbr_common::loss_state::{CaState, LossState};
+use super::bbr_common::outputs::Outputs;
 use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent, Controller, RateSample};
 use crate::time::Instant;
 use long_term::LongTermBw;
@@ -161,11 +162,8 @@ pub struct Bbr {
     mss_bytes: u64,
     initial_cwnd_bytes: u64,
 
-    // Outputs.
-    cwnd_bytes: u64,
-    pacing_rate_bytes_per_s: u64,
-    /// Set on entering Drain to the estimated BDP, for observers only (as the kernel does).
-    ssthresh_bytes: Option<u64>,
+    /// cwnd, pacing rate and ssthresh, as handed to the sender.
+    out: Outputs,
 
     mode: Mode,
     pacing_gain: Gain,
@@ -241,9 +239,7 @@ impl Bbr {
             config,
             mss_bytes: params.mss_bytes,
             initial_cwnd_bytes,
-            cwnd_bytes: initial_cwnd_bytes,
-            pacing_rate_bytes_per_s: 0,
-            ssthresh_bytes: None,
+            out: Outputs::new(initial_cwnd_bytes),
             mode: Mode::Startup,
             pacing_gain: config.high_gain,
             cwnd_gain: config.high_gain,
@@ -322,10 +318,10 @@ impl Bbr {
     /// (`bbr_save_cwnd`).
     fn save_cwnd(&mut self) {
         if self.loss.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd_bytes = self.cwnd_bytes;
+            self.prior_cwnd_bytes = self.out.cwnd_bytes;
         } else {
             // Recovery or ProbeRTT already cut the cwnd: keep the larger, older value.
-            self.prior_cwnd_bytes = self.prior_cwnd_bytes.max(self.cwnd_bytes);
+            self.prior_cwnd_bytes = self.prior_cwnd_bytes.max(self.out.cwnd_bytes);
         }
     }
 }
@@ -389,7 +385,7 @@ impl Controller for Bbr {
         self.start_clock(now);
         self.save_cwnd();
         self.loss.arm_undo();
-        self.cwnd_bytes = self.mss_bytes;
+        self.out.cwnd_bytes = self.mss_bytes;
         self.loss.enter_loss(now);
         self.full_bw_bytes_per_s = 0;
         self.round_start = true;
@@ -411,26 +407,17 @@ impl Controller for Bbr {
     }
 
     fn cwnd_bytes(&self) -> u64 {
-        self.cwnd_bytes
+        self.out.cwnd_bytes
     }
 
     fn pacing_rate_bytes_per_s(&self) -> Option<u64> {
-        Some(self.pacing_rate_bytes_per_s)
+        Some(self.out.pacing_rate_bytes_per_s)
     }
 
     /// The phase is ProbeRTT whenever BBR is in it (schedulers avoid a path whose cwnd is
     /// pinned at 4 packets), else the loss state if not open, else the mode.
     fn metrics(&self) -> CcMetrics {
-        let phase = self.loss.phase(self.mode.phase());
-        let bw = self.bw();
-        CcMetrics {
-            cwnd_bytes: self.cwnd_bytes,
-            ssthresh_bytes: self.ssthresh_bytes,
-            pacing_rate_bytes_per_s: Some(self.pacing_rate_bytes_per_s),
-            bw_estimate_bytes_per_s: (bw > 0).then_some(bw),
-            min_rtt: self.min_rtt,
-            phase,
-        }
+        self.out.metrics(self.loss.phase(self.mode.phase()), self.bw(), self.min_rtt)
     }
 
     fn name(&self) -> &'static str {

@@ -69,7 +69,7 @@ impl Bbr {
             return;
         }
         self.min_rtt_stamp = now; // the sample is fresh: wait a full window for the next
-        self.cwnd_bytes = self.cwnd_bytes.max(self.prior_cwnd_bytes);
+        self.out.cwnd_bytes = self.out.cwnd_bytes.max(self.prior_cwnd_bytes);
         self.reset_mode();
     }
 
@@ -152,11 +152,11 @@ mod tests {
     #[test]
     fn probe_rtt_waits_for_both_200ms_and_a_round() {
         let mut d = stale_min_rtt();
-        let prior = d.bbr.cwnd_bytes;
+        let prior = d.bbr.out.cwnd_bytes;
         let a = Ack { after: ms(2), rtt: ms(310), ..Ack::default() };
         d.ack(Ack { in_flight: 200 * MSS, ..a });
         assert_eq!(d.bbr.mode, Mode::ProbeRtt, "10 s without a new min_rtt");
-        assert_eq!(d.bbr.cwnd_bytes, 4 * MSS);
+        assert_eq!(d.bbr.out.cwnd_bytes, 4 * MSS);
         assert_eq!(d.bbr.prior_cwnd_bytes, prior);
 
         d.ack(Ack { in_flight: 4 * MSS, ..a });
@@ -168,7 +168,7 @@ mod tests {
         }
         d.ack(Ack { ends_round: true, bw: Some(1_000_000), in_flight: 4 * MSS, ..a });
         assert_eq!(d.bbr.mode, Mode::ProbeBw, "a round and 200 ms passed");
-        assert!(d.bbr.cwnd_bytes >= prior, "restored {} >= {prior}", d.bbr.cwnd_bytes);
+        assert!(d.bbr.out.cwnd_bytes >= prior, "restored {} >= {prior}", d.bbr.out.cwnd_bytes);
 
         // The other order: the round ends after 50 ms, the exit waits for 200 ms.
         let mut d = stale_min_rtt();

@@ -33,7 +33,7 @@ impl Bbr {
     pub(super) fn check_drain(&mut self, ack: &AckEvent) {
         if self.mode == Mode::Startup && self.full_bw_reached {
             self.mode = Mode::Drain;
-            self.ssthresh_bytes = Some(self.inflight(self.max_bw(), Gain::ONE));
+            self.out.ssthresh_bytes = Some(self.inflight(self.max_bw(), Gain::ONE));
         }
         // The same ACK may already show a small enough inflight.
         if self.mode == Mode::Drain
@@ -140,7 +140,7 @@ mod tests {
             d.round(1_000_000, RTT, BIG_FLIGHT, false);
         }
         assert_eq!(d.bbr.mode, Mode::Drain);
-        assert_eq!(d.bbr.ssthresh_bytes, Some(104 * MSS));
+        assert_eq!(d.bbr.out.ssthresh_bytes, Some(104 * MSS));
         // BDP = 1 MB/s * 100 ms = 100 packets; + 3 for quantization -> 104 packets (even).
         for pkts in (105..=140).rev() {
             d.ack(Ack { in_flight: pkts * MSS, ..Ack::default() });

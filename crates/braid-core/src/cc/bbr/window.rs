@@ -14,17 +14,17 @@ impl Bbr {
     /// one (`bbr_init_pacing_rate_from_rtt`).
     pub(super) fn init_pacing_rate_from_rtt(&mut self, rtt: Option<Duration>) {
         self.has_seen_rtt |= rtt.is_some();
-        let bw = pacing::initial_bw(self.cwnd_bytes, rtt);
+        let bw = pacing::initial_bw(self.out.cwnd_bytes, rtt);
         let margin = self.config.pacing_margin_percent;
-        self.pacing_rate_bytes_per_s = pacing::pacing_rate(bw, self.config.high_gain, margin);
+        self.out.pacing_rate_bytes_per_s = pacing::pacing_rate(bw, self.config.high_gain, margin);
     }
 
     /// Paces at `gain * bw` less the margin; until the pipe is full the rate only goes up,
     /// so an early low estimate cannot slow Startup (`bbr_set_pacing_rate`).
     pub(super) fn set_pacing_rate(&mut self, bw: u64, gain: Gain) {
         let rate = pacing::pacing_rate(bw, gain, self.config.pacing_margin_percent);
-        if self.full_bw_reached || rate > self.pacing_rate_bytes_per_s {
-            self.pacing_rate_bytes_per_s = rate;
+        if self.full_bw_reached || rate > self.out.pacing_rate_bytes_per_s {
+            self.out.pacing_rate_bytes_per_s = rate;
         }
     }
 
@@ -80,11 +80,11 @@ impl Bbr {
                 }
                 cwnd = cwnd.max(min_cwnd);
             }
-            self.cwnd_bytes = cwnd;
+            self.out.cwnd_bytes = cwnd;
         }
         if self.mode == Mode::ProbeRtt {
             // Drain the queue to refresh min_rtt.
-            self.cwnd_bytes = self.cwnd_bytes.min(min_cwnd);
+            self.out.cwnd_bytes = self.out.cwnd_bytes.min(min_cwnd);
         }
     }
 
@@ -96,7 +96,7 @@ impl Bbr {
     fn set_cwnd_to_recover_or_restore(&mut self, ack: &AckEvent) -> (u64, bool) {
         let (state, prev) = (self.loss.ca_state, self.loss.prev_ca_state);
         let acked = ack.newly_acked_bytes;
-        let mut cwnd = self.cwnd_bytes;
+        let mut cwnd = self.out.cwnd_bytes;
         if ack.newly_lost_bytes > 0 {
             cwnd = cwnd.saturating_sub(ack.newly_lost_bytes).max(self.mss_bytes);
         }
@@ -182,8 +182,8 @@ mod tests {
         for _ in 0..2000 {
             d.ack(Ack { bw: Some(1_000_000), in_flight: 150 * MSS, ..Ack::default() });
             let extra = if d.bbr.cycle_idx == 0 { 2 * MSS } else { 0 };
-            assert!(d.bbr.cwnd_bytes <= 204 * MSS + extra);
-            seen.insert(d.bbr.cwnd_bytes);
+            assert!(d.bbr.out.cwnd_bytes <= 204 * MSS + extra);
+            seen.insert(d.bbr.out.cwnd_bytes);
         }
         assert!(seen.contains(&(204 * MSS)), "{seen:?}");
         assert!(seen.contains(&(206 * MSS)), "probe phase adds 2 packets: {seen:?}");
@@ -192,32 +192,32 @@ mod tests {
     #[test]
     fn recovery_conserves_packets_for_one_round_then_restores_the_prior_cwnd() {
         let mut d = probe_bw();
-        let prior = d.bbr.cwnd_bytes;
+        let prior = d.bbr.out.cwnd_bytes;
         let start = d.now;
         d.congestion(start - RTT, MSS, 50 * MSS);
         assert_eq!(d.bbr.metrics().phase, CcPhase::Recovery);
         // First ACK: cwnd = inflight + acked, whatever the cwnd was.
         let before = Ack { after: ms(0), lost: MSS, in_flight: 50 * MSS, ..Ack::default() };
         d.ack(before);
-        assert_eq!(d.bbr.cwnd_bytes, 51 * MSS, "packet conservation");
+        assert_eq!(d.bbr.out.cwnd_bytes, 51 * MSS, "packet conservation");
         // During the round: one packet out per packet delivered, no growth.
         let before = Ack { lost: 0, after: ms(1), ..before };
         d.ack(Ack { in_flight: 45 * MSS, ..before });
-        assert_eq!(d.bbr.cwnd_bytes, 51 * MSS, "cwnd does not shrink with inflight");
+        assert_eq!(d.bbr.out.cwnd_bytes, 51 * MSS, "cwnd does not shrink with inflight");
         d.ack(Ack { in_flight: 60 * MSS, ..before });
-        assert_eq!(d.bbr.cwnd_bytes, 61 * MSS, "but follows inflight + acked up");
+        assert_eq!(d.bbr.out.cwnd_bytes, 61 * MSS, "but follows inflight + acked up");
         d.ack(Ack { in_flight: 60 * MSS, ..before });
-        assert_eq!(d.bbr.cwnd_bytes, 61 * MSS);
+        assert_eq!(d.bbr.out.cwnd_bytes, 61 * MSS);
         // A packet sent after recovery began ends the round: slow start toward the target.
         d.ack(Ack { bw: Some(1_000_000), ends_round: true, in_flight: 40 * MSS, ..before });
         assert!(!d.bbr.packet_conservation);
-        assert_eq!(d.bbr.cwnd_bytes, 62 * MSS, "grows by what was acked");
+        assert_eq!(d.bbr.out.cwnd_bytes, 62 * MSS, "grows by what was acked");
         assert_eq!(d.bbr.metrics().phase, CcPhase::Recovery);
         // Recovery ends when a packet sent after it began is acknowledged.
         d.ack(Ack { sent_at: Some(start + ms(1)), in_flight: 40 * MSS, ..before });
         assert_eq!(d.bbr.metrics().phase, CcPhase::ProbeBw);
         let target = d.bbr.inflight(d.bbr.bw(), d.bbr.cwnd_gain);
-        assert_eq!(d.bbr.cwnd_bytes, (prior + MSS).min(target), "restored");
+        assert_eq!(d.bbr.out.cwnd_bytes, (prior + MSS).min(target), "restored");
     }
 
     #[test]
@@ -234,7 +234,7 @@ mod tests {
         d.ack(Ack { after: ms(0), in_flight: 50 * MSS, ..Ack::default() });
         d.ack(Ack { sent_at: Some(start + ms(1)), in_flight: 50 * MSS, ..Ack::default() });
         assert_eq!(d.bbr.metrics().phase, CcPhase::ProbeBw);
-        let cwnd = d.bbr.cwnd_bytes;
+        let cwnd = d.bbr.out.cwnd_bytes;
         d.bbr.on_congestion_event(&loss(start - ms(1)));
         assert_eq!(d.bbr.metrics().phase, CcPhase::ProbeBw, "same episode");
         d.bbr.on_congestion_event(&loss(start + ms(1)));
@@ -245,24 +245,24 @@ mod tests {
     #[test]
     fn rto_restarts_from_one_packet_and_restores_the_prior_cwnd_after() {
         let mut d = probe_bw();
-        let prior = d.bbr.cwnd_bytes;
+        let prior = d.bbr.out.cwnd_bytes;
         let rto_at = d.now;
         d.bbr.on_rto(rto_at);
-        assert_eq!(d.bbr.cwnd_bytes, MSS);
+        assert_eq!(d.bbr.out.cwnd_bytes, MSS);
         assert_eq!(d.bbr.metrics().phase, CcPhase::Loss);
         // ACKs of packets sent before the RTO: grow by what is acked, at least 4 packets.
         let old = Ack { in_flight: 0, ..Ack::default() };
         d.ack(old);
-        assert_eq!(d.bbr.cwnd_bytes, 4 * MSS);
+        assert_eq!(d.bbr.out.cwnd_bytes, 4 * MSS);
         d.ack(old);
-        assert_eq!(d.bbr.cwnd_bytes, 5 * MSS);
+        assert_eq!(d.bbr.out.cwnd_bytes, 5 * MSS);
         d.ack(Ack { acked: 3 * MSS, ..old });
-        assert_eq!(d.bbr.cwnd_bytes, 8 * MSS);
+        assert_eq!(d.bbr.out.cwnd_bytes, 8 * MSS);
         assert_eq!(d.bbr.metrics().phase, CcPhase::Loss);
         // The first ACK of a packet sent after the RTO ends the loss state.
         d.ack(Ack { sent_at: Some(rto_at + ms(1)), ..old });
         assert_eq!(d.bbr.metrics().phase, CcPhase::ProbeBw);
         let target = d.bbr.inflight(d.bbr.bw(), d.bbr.cwnd_gain);
-        assert_eq!(d.bbr.cwnd_bytes, (prior + MSS).min(target), "restored");
+        assert_eq!(d.bbr.out.cwnd_bytes, (prior + MSS).min(target), "restored");
     }
 }

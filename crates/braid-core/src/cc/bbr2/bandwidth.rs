@@ -116,7 +116,7 @@ impl Bbr2 {
             let win = if self.full_bw_reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
             self.ack_aggregation.on_round_start(win);
         }
-        let (bw, cwnd) = (self.bw(), self.cwnd_bytes);
+        let (bw, cwnd) = (self.bw(), self.out.cwnd_bytes);
         self.ack_aggregation.update(ack.now, bw, ack.newly_acked_bytes, cwnd, self.mss_bytes);
     }
 

@@ -33,7 +33,7 @@ impl Bbr2 {
     /// How much BBR wants in flight: the BDP with its quantization budget, unless the cwnd is
     /// lower (`TargetInflight`, `bbr_target_inflight`).
     pub(super) fn target_inflight(&self) -> u64 {
-        self.inflight(self.bw(), Gain::ONE).min(self.cwnd_bytes)
+        self.inflight(self.bw(), Gain::ONE).min(self.out.cwnd_bytes)
     }
 
     /// The probe went too far: cut `inflight_hi` once per probe and leave UP
@@ -98,7 +98,7 @@ impl Bbr2 {
 
     /// In UP without excess loss: grow `inflight_hi` while it limits the cwnd.
     fn probe_inflight_hi_upward(&mut self, ack: &AckEvent) {
-        if !self.is_cwnd_limited() || self.cwnd_bytes < self.inflight_hi_bytes {
+        if !self.is_cwnd_limited() || self.out.cwnd_bytes < self.inflight_hi_bytes {
             if self.config.version == Version::V2 {
                 self.bw_probe_up_acks_bytes = 0; // no credit for unused room
             }
@@ -119,7 +119,7 @@ impl Bbr2 {
     pub(super) fn raise_inflight_hi_slope(&mut self) {
         let growth_this_round = 1u64 << self.bw_probe_up_rounds;
         self.bw_probe_up_rounds = (self.bw_probe_up_rounds + 1).min(30);
-        self.bw_probe_up_cnt_bytes = (self.cwnd_bytes / growth_this_round).max(self.mss_bytes);
+        self.bw_probe_up_cnt_bytes = (self.out.cwnd_bytes / growth_this_round).max(self.mss_bytes);
     }
 
     /// `inflight_hi` less the headroom left for other flows: 15% of it, at least one MSS,
@@ -147,7 +147,7 @@ mod tests {
         assert!(d.bbr.full_bw_reached);
         d.bbr.mode = Mode::ProbeBw(ProbeBwPhase::Up);
         d.bbr.bw_probe_samples = true;
-        d.bbr.cwnd_bytes = 150 * MSS;
+        d.bbr.out.cwnd_bytes = 150 * MSS;
         // As `start_probe_bw_up` leaves them: a fresh plateau detector and phase clock.
         d.bbr.reset_full_bw();
         d.bbr.cycle_stamp = d.now;
@@ -248,7 +248,7 @@ mod tests {
         for _ in 0..3 {
             // One round of 300 one-packet ACKs, the cwnd pinned at inflight_hi and full.
             for i in 0..300 {
-                d.bbr.cwnd_bytes = d.bbr.inflight_hi_bytes;
+                d.bbr.out.cwnd_bytes = d.bbr.inflight_hi_bytes;
                 d.bbr.cwnd_limited_this_round = true;
                 let a = Ack { bw: Some(1_000_000), tx_in_flight: Some(90 * MSS), ..Ack::default() };
                 d.ack(Ack { ends_round: i == 299, ..a });
@@ -289,7 +289,7 @@ mod tests {
             let a = Ack { bw: Some(1_000_000), tx_in_flight: Some(90 * MSS), ..Ack::default() };
             let ack_limited = |d: &mut Driver, n: usize, limited: bool| {
                 for _ in 0..n {
-                    d.bbr.cwnd_bytes = d.bbr.inflight_hi_bytes;
+                    d.bbr.out.cwnd_bytes = d.bbr.inflight_hi_bytes;
                     (d.bbr.cwnd_limited_this_round, d.bbr.cwnd_limited_last_round) =
                         (limited, limited);
                     d.ack(a);

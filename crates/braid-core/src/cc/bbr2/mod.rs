@@ -127,6 +127,7 @@ pub use config::{Bbr2Config, Bbr2ConfigError, Version};
 use super::bbr::Gain;
 use super::bbr_common::ack_aggregation::AckAggregation;
 use super::bbr_common::loss_state::{CaState, LossState};
+use super::bbr_common::outputs::Outputs;
 use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent, Controller, RateSample};
 use crate::time::Instant;
 
@@ -205,11 +206,8 @@ pub struct Bbr2 {
     mss_bytes: u64,
     initial_cwnd_bytes: u64,
 
-    // Outputs.
-    cwnd_bytes: u64,
-    pacing_rate_bytes_per_s: u64,
-    /// Set on entering Drain to the estimated BDP, for observers only (as the kernel does).
-    ssthresh_bytes: Option<u64>,
+    /// cwnd, pacing rate and ssthresh, as handed to the sender.
+    out: Outputs,
 
     mode: Mode,
     pacing_gain: Gain,
@@ -305,9 +303,7 @@ impl Bbr2 {
             config,
             mss_bytes: params.mss_bytes,
             initial_cwnd_bytes,
-            cwnd_bytes: initial_cwnd_bytes,
-            pacing_rate_bytes_per_s: 0,
-            ssthresh_bytes: None,
+            out: Outputs::new(initial_cwnd_bytes),
             mode: Mode::Startup,
             pacing_gain: config.startup_pacing_gain,
             cwnd_gain: config.startup_cwnd_gain,
@@ -439,7 +435,7 @@ impl Controller for Bbr2 {
     /// cwnd-limited mark.
     fn on_sent(&mut self, now: Instant, bytes: u64, in_flight_bytes: u64) {
         self.on_event(now);
-        if in_flight_bytes + self.mss_bytes > self.cwnd_bytes {
+        if in_flight_bytes + self.mss_bytes > self.out.cwnd_bytes {
             self.cwnd_limited_this_round = true;
         }
         let was_idle = in_flight_bytes <= bytes;
@@ -490,7 +486,7 @@ impl Controller for Bbr2 {
         self.on_event(now);
         self.note_loss();
         self.save_state_upon_loss();
-        self.cwnd_bytes = self.mss_bytes;
+        self.out.cwnd_bytes = self.mss_bytes;
         self.loss.enter_loss(now);
         self.reset_full_bw();
         if !self.is_probing_bw() && self.inflight_lo_bytes == UNSET {
@@ -509,26 +505,17 @@ impl Controller for Bbr2 {
     }
 
     fn cwnd_bytes(&self) -> u64 {
-        self.cwnd_bytes
+        self.out.cwnd_bytes
     }
 
     fn pacing_rate_bytes_per_s(&self) -> Option<u64> {
-        Some(self.pacing_rate_bytes_per_s)
+        Some(self.out.pacing_rate_bytes_per_s)
     }
 
     /// ProbeRTT whenever BBR is in it (schedulers avoid a path in ProbeRTT), else the loss
     /// state if not open, else the mode.
     fn metrics(&self) -> CcMetrics {
-        let phase = self.loss.phase(self.mode.phase());
-        let bw = self.bw();
-        CcMetrics {
-            cwnd_bytes: self.cwnd_bytes,
-            ssthresh_bytes: self.ssthresh_bytes,
-            pacing_rate_bytes_per_s: Some(self.pacing_rate_bytes_per_s),
-            bw_estimate_bytes_per_s: (bw > 0).then_some(bw),
-            min_rtt: self.min_rtt,
-            phase,
-        }
+        self.out.metrics(self.loss.phase(self.mode.phase()), self.bw(), self.min_rtt)
     }
 
     fn name(&self) -> &'static str {

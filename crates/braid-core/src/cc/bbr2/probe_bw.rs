@@ -161,7 +161,7 @@ impl Bbr2 {
                 probed_a_round && inflight >= target
             }
             Version::V3 => {
-                if self.is_cwnd_limited() && self.cwnd_bytes >= self.inflight_hi_bytes {
+                if self.is_cwnd_limited() && self.out.cwnd_bytes >= self.inflight_hi_bytes {
                     // inflight_hi, not the path, limits growth: restart the plateau count.
                     self.reset_full_bw();
                     self.full_bw_bytes_per_s = self.sample_bw_bytes_per_s;

@@ -132,7 +132,7 @@ mod tests {
     fn probe_rtt_after_5s_holds_half_the_bdp_for_200ms_and_a_round() {
         for version in [Version::V2, Version::V3] {
             let (mut d, stamp) = steady(version);
-            let prior = d.bbr.cwnd_bytes;
+            let prior = d.bbr.out.cwnd_bytes;
             let a = Ack { after: ms(2), rtt: ms(110), bw: Some(1_000_000), ..Ack::default() };
             while d.now + ms(2) <= stamp + Duration::from_secs(5) {
                 d.ack(a);
@@ -142,7 +142,7 @@ mod tests {
             assert_eq!(d.bbr.mode, Mode::ProbeRtt, "{version:?}: 5 s without a lower RTT");
             assert_eq!(d.bbr.metrics().phase, CcPhase::ProbeRtt);
             // Half of the 100-packet BDP, not v1's 4 packets.
-            assert_eq!(d.bbr.cwnd_bytes, 50 * MSS);
+            assert_eq!(d.bbr.out.cwnd_bytes, 50 * MSS);
             assert!(prior > 100 * MSS);
 
             // Inflight reaches 50 packets: the 200 ms hold starts; a round ends after 50 ms.
@@ -152,11 +152,11 @@ mod tests {
             while d.now + ms(10) <= low_at + ms(200) {
                 d.ack(Ack { after: ms(10), in_flight: 50 * MSS, ..a });
                 assert_eq!(d.bbr.mode, Mode::ProbeRtt);
-                assert_eq!(d.bbr.cwnd_bytes, 50 * MSS);
+                assert_eq!(d.bbr.out.cwnd_bytes, 50 * MSS);
             }
             d.ack(Ack { after: ms(10), in_flight: 50 * MSS, ..a });
             assert_eq!(d.bbr.probe_bw_phase(), Some(ProbeBwPhase::Cruise), "{version:?}");
-            assert!(d.bbr.cwnd_bytes >= prior.min(200 * MSS), "cwnd restored");
+            assert!(d.bbr.out.cwnd_bytes >= prior.min(200 * MSS), "cwnd restored");
             assert_eq!(d.bbr.probe_rtt_min, Some(ms(110)), "the expired filter took 110 ms");
         }
     }

@@ -55,7 +55,7 @@ impl Bbr2 {
             self.bw_lo_bytes_per_s = self.max_bw();
         }
         if self.inflight_lo_bytes == UNSET {
-            self.inflight_lo_bytes = self.cwnd_bytes;
+            self.inflight_lo_bytes = self.out.cwnd_bytes;
         }
         let beta =
             |x: u64| x / 100 * self.config.beta_percent + x % 100 * self.config.beta_percent / 100;
@@ -105,7 +105,7 @@ mod tests {
         }
         d.ack(Ack { ends_round: true, ..a });
         assert_eq!(d.bbr.bw_latest_bytes_per_s, 500_000);
-        let cwnd = d.bbr.cwnd_bytes;
+        let cwnd = d.bbr.out.cwnd_bytes;
         // A loss, then the rest of its round.
         d.loss(MSS);
         for _ in 0..10 {

@@ -101,7 +101,7 @@ impl Bbr2 {
     pub(super) fn check_drain(&mut self, ack: &AckEvent) {
         if self.mode == Mode::Startup && self.full_bw_reached {
             self.mode = Mode::Drain;
-            self.ssthresh_bytes = Some(self.inflight(self.max_bw(), Gain::ONE));
+            self.out.ssthresh_bytes = Some(self.inflight(self.max_bw(), Gain::ONE));
             self.reset_congestion_signals();
             self.drain_start_round = self.round_count;
         }
@@ -249,7 +249,7 @@ mod tests {
             }
             assert_eq!(d.bbr.mode, Mode::Drain);
             // BDP 100 packets; the 4-packet floor does not bind.
-            assert_eq!(d.bbr.ssthresh_bytes, Some(100 * MSS));
+            assert_eq!(d.bbr.out.ssthresh_bytes, Some(100 * MSS));
             d.ack(Ack { in_flight: 101 * MSS, ..Ack::default() });
             assert_eq!(d.bbr.mode, Mode::Drain);
             d.ack(Ack { in_flight: 100 * MSS, ..Ack::default() });

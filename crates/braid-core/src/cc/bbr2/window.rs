@@ -73,16 +73,16 @@ impl Bbr2 {
             self.has_seen_rtt = true;
         }
         let (gain, margin) = (self.config.startup_pacing_gain, self.config.pacing_margin_percent);
-        self.pacing_rate_bytes_per_s =
-            pacing::pacing_rate(pacing::initial_bw(self.cwnd_bytes, rtt), gain, margin);
+        self.out.pacing_rate_bytes_per_s =
+            pacing::pacing_rate(pacing::initial_bw(self.out.cwnd_bytes, rtt), gain, margin);
     }
 
     /// Paces at `gain * bw` less the margin; until the pipe is full the rate only goes up
     /// (`SetPacingRateWithGain`).
     pub(super) fn set_pacing_rate(&mut self, bw: u64, gain: Gain) {
         let rate = pacing::pacing_rate(bw, gain, self.config.pacing_margin_percent);
-        if self.full_bw_reached || rate > self.pacing_rate_bytes_per_s {
-            self.pacing_rate_bytes_per_s = rate;
+        if self.full_bw_reached || rate > self.out.pacing_rate_bytes_per_s {
+            self.out.pacing_rate_bytes_per_s = rate;
         }
     }
 
@@ -94,16 +94,16 @@ impl Bbr2 {
             let target = self.quantization_budget(
                 self.bdp(self.bw(), self.cwnd_gain) + self.ack_aggregation_cwnd(),
             );
-            let mut cwnd = self.cwnd_bytes;
+            let mut cwnd = self.out.cwnd_bytes;
             if self.full_bw_reached {
                 cwnd = (cwnd + acked).min(target);
             } else if cwnd < target || self.delivered_bytes < self.initial_cwnd_bytes {
                 cwnd += acked;
             }
-            self.cwnd_bytes = cwnd.max(self.cwnd_min_target_bytes());
+            self.out.cwnd_bytes = cwnd.max(self.cwnd_min_target_bytes());
         }
         if self.mode == Mode::ProbeRtt {
-            self.cwnd_bytes = self.cwnd_bytes.min(self.probe_rtt_cwnd());
+            self.out.cwnd_bytes = self.out.cwnd_bytes.min(self.probe_rtt_cwnd());
         }
     }
 
@@ -115,21 +115,21 @@ impl Bbr2 {
             Mode::Startup | Mode::Drain => UNSET,
         };
         let cap = cap.min(self.inflight_lo_bytes).max(self.cwnd_min_target_bytes());
-        self.cwnd_bytes = self.cwnd_bytes.min(cap);
+        self.out.cwnd_bytes = self.out.cwnd_bytes.min(cap);
     }
 
     /// Remembers the last cwnd not cut by recovery or ProbeRTT (`SaveCwnd`).
     pub(super) fn save_cwnd(&mut self) {
         if self.loss.ca_state == CaState::Open && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd_bytes = self.cwnd_bytes;
+            self.prior_cwnd_bytes = self.out.cwnd_bytes;
         } else {
-            self.prior_cwnd_bytes = self.prior_cwnd_bytes.max(self.cwnd_bytes);
+            self.prior_cwnd_bytes = self.prior_cwnd_bytes.max(self.out.cwnd_bytes);
         }
     }
 
     /// `RestoreCwnd`.
     pub(super) fn restore_cwnd(&mut self) {
-        self.cwnd_bytes = self.cwnd_bytes.max(self.prior_cwnd_bytes);
+        self.out.cwnd_bytes = self.out.cwnd_bytes.max(self.prior_cwnd_bytes);
     }
 
     /// A recovery episode (or an RTO) begins: save what an undo would restore, and arm the
@@ -223,7 +223,7 @@ mod tests {
         d.clocked(1_000_000, RTT, 100 * MSS, ms(1000));
         d.bbr.inflight_hi_bytes = 150 * MSS;
         d.bbr.inflight_lo_bytes = 130 * MSS;
-        d.bbr.cwnd_bytes = 300 * MSS;
+        d.bbr.out.cwnd_bytes = 300 * MSS;
         let cases = [
             (Mode::ProbeBw(ProbeBwPhase::Up), 130),
             (Mode::ProbeBw(ProbeBwPhase::Cruise), 127), // 150 - 15% = 127.5 -> 127 500 B
@@ -231,40 +231,40 @@ mod tests {
         ];
         for (mode, pkts) in cases {
             d.bbr.mode = mode;
-            d.bbr.cwnd_bytes = 300 * MSS;
+            d.bbr.out.cwnd_bytes = 300 * MSS;
             d.bbr.bound_cwnd_for_model();
-            assert_eq!(d.bbr.cwnd_bytes / MSS, pkts, "{mode:?}");
+            assert_eq!(d.bbr.out.cwnd_bytes / MSS, pkts, "{mode:?}");
         }
         d.bbr.inflight_lo_bytes = UNSET;
         d.bbr.mode = Mode::Drain;
-        d.bbr.cwnd_bytes = 300 * MSS;
+        d.bbr.out.cwnd_bytes = 300 * MSS;
         d.bbr.bound_cwnd_for_model();
-        assert_eq!(d.bbr.cwnd_bytes, 300 * MSS, "Drain has no inflight_hi cap");
+        assert_eq!(d.bbr.out.cwnd_bytes, 300 * MSS, "Drain has no inflight_hi cap");
     }
 
     #[test]
     fn recovery_restores_the_saved_cwnd_when_it_ends_and_an_rto_restarts_at_one_mss() {
         let mut d = Driver::new(Bbr2::new(params(), Version::V3));
         d.clocked(1_000_000, RTT, 100 * MSS, ms(1000));
-        let prior = d.bbr.cwnd_bytes;
+        let prior = d.bbr.out.cwnd_bytes;
         let start = d.now;
         d.congestion(start - RTT, MSS, 90 * MSS);
         assert_eq!(d.bbr.metrics().phase, CcPhase::Recovery);
         assert_eq!(d.bbr.prior_cwnd_bytes, prior);
-        d.bbr.cwnd_bytes = 50 * MSS; // as if a short-term bound had cut it
+        d.bbr.out.cwnd_bytes = 50 * MSS; // as if a short-term bound had cut it
         d.ack(Ack { sent_at: Some(start + ms(1)), bw: Some(1_000_000), ..Ack::default() });
         assert_ne!(d.bbr.metrics().phase, CcPhase::Recovery);
-        assert!(d.bbr.cwnd_bytes >= prior, "restored {} >= {prior}", d.bbr.cwnd_bytes);
+        assert!(d.bbr.out.cwnd_bytes >= prior, "restored {} >= {prior}", d.bbr.out.cwnd_bytes);
 
         let rto_at = d.now;
         d.bbr.on_rto(rto_at);
-        assert_eq!(d.bbr.cwnd_bytes, MSS);
+        assert_eq!(d.bbr.out.cwnd_bytes, MSS);
         assert_eq!(d.bbr.metrics().phase, CcPhase::Loss);
         d.ack(Ack { in_flight: 0, ..Ack::default() });
-        assert_eq!(d.bbr.cwnd_bytes, 4 * MSS, "grows by what is ACKed, at least 4 packets");
+        assert_eq!(d.bbr.out.cwnd_bytes, 4 * MSS, "grows by what is ACKed, at least 4 packets");
         d.ack(Ack { sent_at: Some(rto_at + ms(1)), in_flight: 0, ..Ack::default() });
         assert_eq!(d.bbr.metrics().phase, CcPhase::ProbeBw);
-        assert!(d.bbr.cwnd_bytes > 4 * MSS);
+        assert!(d.bbr.out.cwnd_bytes > 4 * MSS);
     }
 
     #[test]
