@@ -128,6 +128,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
             },
             cc: s.e2e.cc,
             hystart: s.e2e.hystart,
+            bbr2: s.e2e.bbr2.to_core(),
         },
         E2eKind::Udp => AppConfig::Udp {
             packet_bytes: s.e2e.udp_packet_bytes,
