@@ -46,3 +46,15 @@ fn a_tuned_probe_rtt_interval_reaches_the_tunnel_bbr() {
     assert!(!enters_probe_rtt(&[]));
     assert!(enters_probe_rtt(&["tunnel.bbr2.probe_rtt_interval_ms=1000"]));
 }
+
+#[test]
+fn a_scenario_edited_in_code_with_bad_tables_is_refused_not_run() {
+    let mut s = scenario(&["e2e.cc=bbr3", "e2e.bytes=100000"]);
+    s.e2e.bbr2.beta_percent = 100;
+    let err = run(&s, false).unwrap_err().to_string();
+    assert_eq!(err, "e2e.bbr2.beta_percent = 100: must be in 1..=99");
+    let mut s = scenario(&["tunnel.cc=bbr2", "e2e.bytes=100000"]);
+    s.tunnel.bbr2.loss_thresh_percent = 0;
+    let err = run(&s, false).unwrap_err().to_string();
+    assert!(err.contains("bbr2.loss_thresh_percent: must be in 1..=50"), "{err}");
+}

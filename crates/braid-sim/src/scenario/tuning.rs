@@ -4,7 +4,7 @@
 //!
 //! Each table mirrors a core config field for field, under the core's names, with durations
 //! as `*_ms` floats like the rest of the scenario. Its `Default` is converted from the core's
-//! `Default`, so a scenario without the table runs exactly as before, and [`validate`] converts
+//! `Default`, so a scenario without the table runs exactly as before, and validation converts
 //! it back and runs the core's own `validate`, so every range is written once, in the core;
 //! only the core's field name is mapped to the dotted key (`acpf.tick` is
 //! `tunnel.acpf.tick_ms`). The algorithm's name elsewhere in the scenario decides which table
@@ -24,7 +24,7 @@ use toml::Value;
 use super::ScenarioError;
 
 /// A `*_ms` field as the core's duration, rounded to the nanosecond. NaN and negative values
-/// become zero and huge ones saturate; [`validate`] rejects them before they get here.
+/// become zero and huge ones saturate; [`check`] rejects them before they get here.
 fn duration(ms: f64) -> Duration {
     Duration::from_nanos((ms * 1e6).round() as u64)
 }
@@ -311,7 +311,7 @@ pub(super) fn validate_tunnel(t: &super::TunnelConfig) -> Result<(), ScenarioErr
 }
 
 /// Checks a `bbr2` table at `prefix` (`tunnel.bbr2` or `e2e.bbr2`).
-pub(super) fn validate_bbr2(prefix: &str, table: &Bbr2Table) -> Result<(), ScenarioError> {
+pub fn validate_bbr2(prefix: &str, table: &Bbr2Table) -> Result<(), ScenarioError> {
     check(prefix, table, |b| b.to_core().validate().map_err(|e| (e.field, e.allowed)))
 }
 
