@@ -427,7 +427,7 @@ proptest! {
 
     #[test]
     fn structured_overrides_never_panic(
-        key in "(keys|seed|paths|paths\\.[0-9]|paths\\.[0-9]\\.(rtt_ms|name|loss|aqm|trace|codel_target_ms)|tunnel\\.(cc|reorder)|e2e|sim\\.bin_ms|x)(\\.[a-z0-9]{0,3}){0,2}",
+        key in "(keys|seed|paths|paths\\.[0-9]|paths\\.[0-9]\\.(rtt_ms|name|loss|aqm|trace|codel_target_ms)|tunnel\\.(cc|reorder)|tunnel\\.(acpf|bbr2)\\.(tick_ms|min_fraction|initial_fraction|probe_rtt_interval_ms|loss_thresh_percent)|e2e\\.bbr2\\.probe_wait_rand_ms|e2e|sim\\.bin_ms|x)(\\.[a-z0-9]{0,3}){0,2}",
         value in "(-?[0-9]{1,25}(\\.[0-9]*)?(e[0-9]{1,3})?|nan|-inf|inf|true|\"[a-z+]{0,8}\"|\\[[0-9, ]{0,6}\\]|\\{[a-z= 0-9]{0,8}\\}|[A-Z+]{0,12})",
     ) {
         let _ = Scenario::from_toml_str("", &[format!("{key}={value}")]);
