@@ -500,6 +500,17 @@ fn tuning_tables_reach_the_core_from_files_and_overrides() {
     assert_eq!(core.cc_tuning.wvegas.total_alpha_pkts, 20);
     // A partial table keeps the other fields' defaults.
     assert_eq!(s.tunnel.wvegas.initial_alpha_pkts, 2);
+    // The schedulers built from it start where the tables say.
+    let built = SchedulerKind::Acpf.build(&core.sched, 1500);
+    assert_eq!(built.metrics().acpf_fraction, Some(0.6));
+    let other = load("", &["tunnel.blest.lambda_initial=1.25", "tunnel.ecf.beta=0.5"]).unwrap();
+    let core = other.tunnel.to_core(&[1, 2], 1500);
+    assert_eq!(SchedulerKind::Blest.build(&core.sched, 1500).metrics().blest_lambda, Some(1.25));
+    assert_eq!(core.sched.ecf.beta, 0.5);
+    let cubic =
+        load("", &["tunnel.coupled_cubic.beta=0.8", "tunnel.coupled_cubic.alpha_refinements=3"]);
+    let c = cubic.unwrap().tunnel.to_core(&[1, 2], 1500).cc_tuning.coupled_cubic;
+    assert_eq!((c.beta, c.alpha_refinements), (0.8, 3));
     assert_eq!(
         Scenario::default().tunnel.to_core(&[1, 2], 1500),
         braid_core::tunnel::TunnelConfig {
