@@ -141,8 +141,10 @@ fn config_text(spec: &TunnelSpec, server: bool, keys: &Keys) -> Result<String, N
     let _ = writeln!(t, "transport = \"{}\"", spec.transport);
     let _ = writeln!(t, "[peer]\npublic_key = \"{peer}\"");
     let _ = writeln!(t, "[liveness]\ndead_after_ms = {}", spec.dead_after_ms);
-    let tunnel = toml::to_string(&spec.tunnel).map_err(toml_err)?;
-    let _ = writeln!(t, "[tunnel]\n{tunnel}");
+    // Serialized under its key, so its algorithm tables are written as [tunnel.acpf], ...
+    let mut tunnel = toml::Table::new();
+    tunnel.insert("tunnel".into(), toml::Value::try_from(&spec.tunnel).map_err(toml_err)?);
+    let _ = writeln!(t, "{}", toml::to_string(&tunnel).map_err(toml_err)?);
     for (i, ((s, c), cost)) in spec.paths.iter().zip(&spec.costs).enumerate() {
         let port = BASE_PORT + i as u16;
         let _ = writeln!(t, "[[path]]\nname = \"path{}\"\ncost = {cost}", i + 1);
@@ -346,5 +348,16 @@ mod tests {
         spec.transport = Transport::Udp;
         let text = config_text(&spec, false, &keys).unwrap();
         assert_eq!(DaemonConfig::from_toml_str(&text).unwrap().transport, Transport::Udp);
+    }
+
+    #[test]
+    fn the_tunnel_section_reaches_the_daemon_with_its_algorithm_tables() {
+        let mut spec = spec();
+        spec.tunnel.scheduler = braid_core::sched::SchedulerKind::Acpf;
+        spec.tunnel.acpf.min_fraction = 0.6;
+        let text = config_text(&spec, false, &keys()).unwrap();
+        let c = DaemonConfig::from_toml_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(c.tunnel, spec.tunnel);
+        assert_eq!(c.core_config().sched.acpf.min_fraction, 0.6);
     }
 }

@@ -32,8 +32,9 @@
 //! ```
 //!
 //! The `[tunnel]` section is the simulator's (`braid_sim::scenario::TunnelConfig`), parsed by the
-//! same code, so a name misspelled in either place gets the same error and the same list of
-//! allowed names.
+//! same code and checked by the same validation, so a name misspelled in either place gets the
+//! same error and the same list of allowed names, and a value out of range the same range. Its
+//! algorithm tables (`[tunnel.acpf]`, `[tunnel.bbr2]`, ...; docs/scenarios.md) work here too.
 
 use std::fmt;
 use std::fs;
@@ -43,7 +44,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use braid_core::wire::DATA_HEADER_LEN;
-use braid_sim::scenario::TunnelConfig as TunnelSection;
+use braid_sim::scenario::{ScenarioError, TunnelConfig as TunnelSection};
 use serde::Deserialize;
 
 use crate::crypto::Cipher;
@@ -330,6 +331,7 @@ impl DaemonConfig {
         let liveness = check_liveness(&file.liveness)?;
         let paths = check_paths(i.role, file.paths)?;
         let tunnel = file.tunnel;
+        tunnel.validate().map_err(tunnel_error)?;
         if tunnel.header_bytes != TunnelSection::default().header_bytes {
             return Err(invalid(
                 "tunnel.header_bytes",
@@ -377,6 +379,16 @@ impl DaemonConfig {
             crate::tcp_path::adapt_core_config(&mut core, self.mtu);
         }
         core
+    }
+}
+
+/// A `[tunnel]` value the scenario's validation refused, under its dotted key.
+fn tunnel_error(e: ScenarioError) -> ConfigError {
+    match e {
+        ScenarioError::InvalidValue { field, value, allowed } => {
+            invalid(field, format!("{allowed}, found {value}"))
+        }
+        other => invalid("tunnel", other.to_string()),
     }
 }
 
@@ -576,6 +588,33 @@ cost = 7
         assert_eq!(DaemonConfig::from_toml_str(&udp).unwrap().transport, Transport::Udp);
         let e = DaemonConfig::from_toml_str(&tcp.replace("\"tcp\"", "\"quic\"")).unwrap_err();
         assert!(e.to_string().contains("udp") && e.to_string().contains("tcp"), "{e}");
+    }
+
+    #[test]
+    fn algorithm_tables_reach_the_core_config() {
+        let text = format!("{CLIENT}[tunnel.acpf]\nmin_fraction = 0.6\n");
+        let text = text.replace("\"srtt\"", "\"acpf\"");
+        let core = DaemonConfig::from_toml_str(&text).unwrap().core_config();
+        assert_eq!(core.scheduler, braid_core::sched::SchedulerKind::Acpf);
+        assert_eq!((core.sched.acpf.min_fraction, core.sched.acpf.initial_fraction), (0.6, 0.6));
+        let text = format!("{CLIENT}[tunnel.bbr2]\nloss_thresh_percent = 5\n");
+        let core = DaemonConfig::from_toml_str(&text).unwrap().core_config();
+        assert_eq!(core.cc_tuning.bbr2.loss_thresh_percent, 5);
+    }
+
+    #[test]
+    fn a_bad_algorithm_parameter_is_refused_naming_its_key() {
+        let text = format!("{CLIENT}[tunnel.acpf]\nmin_fraction = 0.0\n");
+        match DaemonConfig::from_toml_str(&text) {
+            Err(ConfigError::Invalid { field, detail }) => {
+                assert_eq!(field, "tunnel.acpf.min_fraction");
+                assert_eq!(detail, "must be in (0, 1], found 0");
+            }
+            other => panic!("expected tunnel.acpf.min_fraction to be refused, got {other:?}"),
+        }
+        let text = format!("{CLIENT}[tunnel.wvegas]\ntotal_alpha = 5\n");
+        let e = DaemonConfig::from_toml_str(&text).unwrap_err().to_string();
+        assert!(e.contains("total_alpha") && e.contains("total_alpha_pkts"), "{e}");
     }
 
     #[test]

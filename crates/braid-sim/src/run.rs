@@ -128,6 +128,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
             },
             cc: s.e2e.cc,
             hystart: s.e2e.hystart,
+            bbr2: s.e2e.bbr2.to_core(),
         },
         E2eKind::Udp => AppConfig::Udp {
             packet_bytes: s.e2e.udp_packet_bytes,
@@ -196,6 +197,9 @@ fn validate_links(cfg: &WorldConfig) -> Result<(), SimError> {
 
 /// Runs a scenario (with the tunnel, or the single-path baseline).
 pub fn run(s: &Scenario, baseline: bool) -> Result<RunOutput, SimError> {
+    // The server's BBRv2/v3 refuses an invalid configuration by panicking; a scenario edited
+    // in code has not necessarily been validated.
+    crate::scenario::tuning::validate_bbr2("e2e.bbr2", &s.e2e.bbr2)?;
     let cfg = world_config(s, baseline)?;
     if let Some(t) = &cfg.tunnel {
         t.validate()?;

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use braid_core::cc::cubic::{Cubic, CubicConfig};
 use braid_core::cc::hystart::HystartConfig;
-use braid_core::cc::{CcAlgorithm, Controller};
+use braid_core::cc::{Bbr2Tuning, CcAlgorithm, Controller};
 use braid_core::tunnel::{TunnelConfig, TunnelReceiver};
 use braid_core::Instant;
 use rand::SeedableRng;
@@ -37,11 +37,13 @@ const FEEDBACK_OUTER_HEADER_BYTES: u32 = 28;
 /// The end-to-end application.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AppConfig {
-    /// Cubic is Linux's ([`CubicConfig::linux`]); `hystart` switches its HyStart.
+    /// Cubic is Linux's ([`CubicConfig::linux`]); `hystart` switches its HyStart. BBRv2/v3
+    /// run with `bbr2`.
     Tcp {
         tcp: TcpConfig,
         cc: CcAlgorithm,
         hystart: bool,
+        bbr2: Bbr2Tuning,
     },
     Udp {
         packet_bytes: u32,
@@ -224,7 +226,7 @@ impl World {
             hops.push(Hop::ProxyFromUe(i));
         }
         let (server, ue_app) = match &cfg.app {
-            AppConfig::Tcp { tcp, cc, hystart } => {
+            AppConfig::Tcp { tcp, cc, hystart, bbr2 } => {
                 let params = braid_core::cc::CcParams {
                     mss_bytes: tcp.mss_bytes as u64,
                     initial_window_pkts: tcp.initial_window_pkts as u64,
@@ -236,7 +238,7 @@ impl World {
                         let config = CubicConfig { hystart, ..CubicConfig::linux() };
                         Box::new(Cubic::with_config(params, config))
                     }
-                    _ => cc.build(params),
+                    _ => cc.build_tuned(params, 0, bbr2),
                 };
                 (
                     ServerApp::Tcp(Box::new(TcpSender::new(*tcp, controller))),

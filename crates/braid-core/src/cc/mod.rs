@@ -39,6 +39,7 @@ pub mod cubic;
 pub mod hystart;
 pub mod multipath;
 pub mod newreno;
+pub mod tuning;
 
 use std::fmt;
 use std::str::FromStr;
@@ -48,6 +49,7 @@ use crate::time::Instant;
 
 pub use coupled::CoupledAlgorithm;
 pub use multipath::{MultipathController, Uncoupled};
+pub use tuning::{Bbr2Tuning, CcTuning, CcTuningError};
 
 /// How a path charges packets against its congestion window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,10 +270,19 @@ impl CcAlgorithm {
     /// As [`CcAlgorithm::build`], with `seed` for the algorithms that draw random numbers
     /// (BBRv2/v3's probe wait, [`bbr2::Bbr2Config::seed`]); the others ignore it.
     pub fn build_seeded(self, params: CcParams, seed: u64) -> Box<dyn Controller> {
-        let bbr2 = |version| {
-            let config = bbr2::Bbr2Config { seed, ..bbr2::Bbr2Config::for_version(version) };
-            Box::new(bbr2::Bbr2::with_config(params, config))
-        };
+        self.build_tuned(params, seed, &Bbr2Tuning::default())
+    }
+
+    /// As [`CcAlgorithm::build_seeded`], with `bbr2` in place of the BBRv2/v3 defaults it
+    /// sets (read by `bbr2` and `bbr3`, the version from the name); `bbr2` should have passed
+    /// [`Bbr2Tuning::validate`].
+    pub fn build_tuned(
+        self,
+        params: CcParams,
+        seed: u64,
+        bbr2: &Bbr2Tuning,
+    ) -> Box<dyn Controller> {
+        let bbr2 = |version| Box::new(bbr2::Bbr2::with_config(params, bbr2.config(version, seed)));
         match self {
             CcAlgorithm::NewReno => Box::new(newreno::NewReno::new(params)),
             CcAlgorithm::Cubic => Box::new(cubic::Cubic::new(params)),
@@ -402,15 +413,22 @@ impl TunnelCc {
     }
 
     /// A controller for a tunnel with `n_paths` paths: the coupled controller for a coupled
-    /// name, independent per-path controllers otherwise. Independent path `i` gets seed `i`,
-    /// so that randomised controllers on different paths do not probe in lockstep.
-    pub fn build(self, params: CcParams, n_paths: usize) -> Box<dyn MultipathController> {
+    /// name, independent per-path controllers otherwise, each with its part of `tuning` (which
+    /// should have passed [`CcTuning::validate`]). Independent path `i` gets seed `i`, so that
+    /// randomised controllers on different paths do not probe in lockstep.
+    pub fn build(
+        self,
+        params: CcParams,
+        n_paths: usize,
+        tuning: &CcTuning,
+    ) -> Box<dyn MultipathController> {
         match self.control() {
             PathControl::Independent(alg) => {
-                let paths = (0..n_paths).map(|i| alg.build_seeded(params, i as u64)).collect();
+                let paths =
+                    (0..n_paths).map(|i| alg.build_tuned(params, i as u64, &tuning.bbr2)).collect();
                 Box::new(Uncoupled::new(paths))
             }
-            PathControl::Coupled(alg) => alg.build(params, n_paths),
+            PathControl::Coupled(alg) => alg.build_tuned(params, n_paths, tuning),
         }
     }
 }
@@ -493,16 +511,41 @@ mod tests {
     }
 
     #[test]
+    fn tuning_reaches_the_controllers_built_for_a_tunnel() {
+        // The controllers are opaque behind the trait; their Debug output shows the config
+        // each was built with.
+        let mut tuning = CcTuning::default();
+        tuning.bbr2.loss_thresh_percent = 5;
+        tuning.wvegas.total_alpha_pkts = 20;
+        tuning.coupled_cubic.alpha_exponent = 0.5;
+        let built = |cc: TunnelCc| format!("{:?}", cc.build(CcParams::default(), 2, &tuning));
+        for (cc, version) in [(TunnelCc::Bbr2, "version: V2"), (TunnelCc::Bbr3, "version: V3")] {
+            let debug = built(cc);
+            assert!(debug.contains(version), "{debug}");
+            // One controller per path, both tuned.
+            assert_eq!(debug.matches("loss_thresh_percent: 5,").count(), 2, "{debug}");
+        }
+        assert!(built(TunnelCc::Wvegas).contains("total_alpha_pkts: 20,"));
+        assert!(built(TunnelCc::CoupledCubic).contains("alpha_exponent: 0.5"));
+        let default =
+            format!("{:?}", TunnelCc::Bbr3.build(CcParams::default(), 1, &CcTuning::default()));
+        assert!(default.contains("loss_thresh_percent: 2,"), "{default}");
+        // The end-to-end (single-path) build takes the same BBR table.
+        let e2e = CcAlgorithm::Bbr2.build_tuned(CcParams::default(), 0, &tuning.bbr2);
+        assert!(format!("{e2e:?}").contains("loss_thresh_percent: 5,"));
+    }
+
+    #[test]
     fn coupled_names_build_one_coupled_controller_counted_in_bytes() {
         let params = CcParams::default();
         for name in CoupledAlgorithm::NAMES {
             let cc: TunnelCc = name.parse().unwrap();
             assert_eq!(cc.counting(), Counting::Bytes);
             assert!(matches!(cc.control(), PathControl::Coupled(_)));
-            let built = cc.build(params, 2);
+            let built = cc.build(params, 2, &CcTuning::default());
             assert_eq!((built.name(), built.path_count()), (*name, 2));
         }
-        let built = TunnelCc::Ccid2.build(params, 3);
+        let built = TunnelCc::Ccid2.build(params, 3, &CcTuning::default());
         assert_eq!((built.name(), built.path_count()), ("newreno", 3));
     }
 }

@@ -3,7 +3,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::cc::{TunnelCc, UnknownName};
+use crate::cc::{CcTuning, TunnelCc, UnknownName};
 use crate::path::rtt::DEFAULT_MIN_RTO;
 use crate::reorder::ReorderConfig;
 use crate::sched::{SchedulerConfig, SchedulerKind};
@@ -71,6 +71,9 @@ pub struct TunnelConfig {
     /// Parameters of the schedulers that have any (ACPF, BLEST, ECF).
     pub sched: SchedulerConfig,
     pub cc: TunnelCc,
+    /// Parameters of the congestion controls that have any (BBRv2/v3, wVegas, Coupled CUBIC);
+    /// `cc` reads its part.
+    pub cc_tuning: CcTuning,
     /// CPF cost per path; its length is the number of paths.
     pub path_costs: Vec<u32>,
     /// Scheduler queue capacity in packets (Table 1: 1500).
@@ -112,6 +115,7 @@ impl Default for TunnelConfig {
             scheduler: SchedulerKind::Cpf,
             sched: SchedulerConfig::default(),
             cc: TunnelCc::Bbr,
+            cc_tuning: CcTuning::default(),
             path_costs: vec![1, 2],
             sched_queue_pkts: 1500,
             header_bytes: DEFAULT_HEADER_BYTES,
@@ -185,6 +189,9 @@ impl TunnelConfig {
         self.sched
             .validate()
             .map_err(|e| TunnelConfigError { field: "sched", detail: e.to_string() })?;
+        self.cc_tuning
+            .validate()
+            .map_err(|e| TunnelConfigError { field: "cc_tuning", detail: e.to_string() })?;
         self.reorder
             .validate()
             .map_err(|e| TunnelConfigError { field: "reorder", detail: e.to_string() })

@@ -197,7 +197,7 @@ impl<P: Clone> TunnelSender<P> {
         TunnelSender {
             queue: SchedQueue::new(config.sched_queue_pkts),
             paths,
-            cc: config.cc.build(params, n),
+            cc: config.cc.build(params, n, &config.cc_tuning),
             scheduler: config.scheduler.build(&config.sched, config.reorder.buffer_pkts),
             counting: config.cc.counting(),
             mss_bytes: config.mss_bytes,

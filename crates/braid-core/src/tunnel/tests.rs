@@ -418,3 +418,16 @@ fn max_rtt_spread_is_validated() {
     };
     assert!(ok.validate().is_ok());
 }
+
+#[test]
+fn cc_tuning_is_validated_and_names_the_algorithm_field() {
+    let mut bad = TunnelConfig::default();
+    bad.cc_tuning.bbr2.beta_percent = 100;
+    let e = bad.validate().unwrap_err();
+    assert_eq!(e.field, "cc_tuning");
+    assert_eq!(e.detail, "bbr2.beta_percent: must be in 1..=99");
+    // Every tuning is checked, whichever algorithm runs (as every scheduler's parameters are).
+    let mut bad = TunnelConfig { cc: TunnelCc::Bbr, ..TunnelConfig::default() };
+    bad.cc_tuning.wvegas.initial_alpha_pkts = 0;
+    assert_eq!(bad.validate().unwrap_err().detail, "wvegas.initial_alpha_pkts: must be at least 1");
+}

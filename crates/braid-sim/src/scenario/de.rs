@@ -4,8 +4,10 @@
 //! toml's point at a line of a text the overrides have since changed. So the scenario table is
 //! checked section by section before it is deserialized: every key must be a field of its
 //! struct (the field list is read from serde's derive, see [`field_names`]), and every value
-//! must deserialize on its own. The sections are flat and every struct is `#[serde(default)]`,
-//! so a one-key table deserializes exactly that field and its error belongs to that key.
+//! must deserialize on its own. Every struct is `#[serde(default)]`, so a one-key table
+//! deserializes exactly that field and its error belongs to that key. The sections are flat
+//! except for the algorithms' tables in `[tunnel]` and `[e2e]` ([`super::tuning`]), which are
+//! checked as sections of their own first, so their errors name the full key too.
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,8 +20,9 @@ use serde::{Deserialize, Serializer};
 use toml::{Table, Value};
 
 use super::{
-    AqmChoice, E2eConfig, E2eKind, LinkConfig, PathConfig, ReorderChoice, Scenario, ScenarioError,
-    SimConfig, TunnelConfig,
+    AcpfTable, AqmChoice, Bbr2Table, BlestTable, CoupledCubicTable, E2eConfig, E2eKind, EcfTable,
+    LinkConfig, PathConfig, ReorderChoice, Scenario, ScenarioError, SimConfig, TunnelConfig,
+    WvegasTable,
 };
 
 /// Enums that configs spell by name.
@@ -149,6 +152,7 @@ pub(crate) fn merge(base: &mut Table, over: Table) {
 /// Deserializes a scenario table, naming the full dotted key of the first bad field.
 pub(crate) fn scenario_from_table(table: Table) -> Result<Scenario, ScenarioError> {
     check_known_fields::<Scenario>("", &table)?;
+    tuning_sections(&table)?;
     section::<LinkConfig>("server_link", table.get("server_link"))?;
     section::<TunnelConfig>("tunnel", table.get("tunnel"))?;
     section::<E2eConfig>("e2e", table.get("e2e"))?;
@@ -175,6 +179,18 @@ pub(crate) fn scenario_from_table(table: Table) -> Result<Scenario, ScenarioErro
         field: "scenario".to_string(),
         reason: e.message().to_string(),
     })
+}
+
+/// Checks the algorithms' tables inside `[tunnel]` and `[e2e]` as sections.
+fn tuning_sections(table: &Table) -> Result<(), ScenarioError> {
+    let inner = |parent: &str, name: &str| table.get(parent)?.as_table()?.get(name);
+    section::<AcpfTable>("tunnel.acpf", inner("tunnel", "acpf"))?;
+    section::<BlestTable>("tunnel.blest", inner("tunnel", "blest"))?;
+    section::<EcfTable>("tunnel.ecf", inner("tunnel", "ecf"))?;
+    section::<Bbr2Table>("tunnel.bbr2", inner("tunnel", "bbr2"))?;
+    section::<WvegasTable>("tunnel.wvegas", inner("tunnel", "wvegas"))?;
+    section::<CoupledCubicTable>("tunnel.coupled_cubic", inner("tunnel", "coupled_cubic"))?;
+    section::<Bbr2Table>("e2e.bbr2", inner("e2e", "bbr2"))
 }
 
 /// Checks that `value` (the field `name` of the scenario) is a table whose every key is a field

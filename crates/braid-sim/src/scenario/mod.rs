@@ -30,6 +30,7 @@ pub mod error;
 pub mod keys;
 pub mod linkmodel;
 pub mod overrides;
+pub mod tuning;
 mod validate;
 
 use std::fmt;
@@ -47,6 +48,7 @@ use serde::{Deserialize, Serialize};
 pub use error::ScenarioError;
 pub use keys::ScenarioKey;
 pub use linkmodel::{AqmChoice, LossChoice, TraceFile};
+pub use tuning::{AcpfTable, Bbr2Table, BlestTable, CoupledCubicTable, EcfTable, WvegasTable};
 
 /// Outer IPv4 header, bytes (RFC 791, no options).
 const IPV4_HEADER_BYTES: u32 = 20;
@@ -232,6 +234,18 @@ pub struct TunnelConfig {
     /// many ms gets no new packets. Unset (the default, as the seed) uses every path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_rtt_spread_ms: Option<f64>,
+    /// ACPF's parameters, read by `scheduler = "acpf"` ([`tuning`]).
+    pub acpf: AcpfTable,
+    /// BLEST's parameters, read by `scheduler = "blest"`.
+    pub blest: BlestTable,
+    /// ECF's parameters, read by `scheduler = "ecf"`.
+    pub ecf: EcfTable,
+    /// BBRv2/v3 parameters, read by `cc = "bbr2"` and `"bbr3"`.
+    pub bbr2: Bbr2Table,
+    /// wVegas's parameters, read by `cc = "wvegas"`.
+    pub wvegas: WvegasTable,
+    /// Coupled CUBIC's parameters, read by `cc = "coupled_cubic"`.
+    pub coupled_cubic: CoupledCubicTable,
 }
 
 impl Default for TunnelConfig {
@@ -252,6 +266,12 @@ impl Default for TunnelConfig {
             fast_loss_detection: false,
             equalize_delay: false,
             max_rtt_spread_ms: None,
+            acpf: AcpfTable::default(),
+            blest: BlestTable::default(),
+            ecf: EcfTable::default(),
+            bbr2: Bbr2Table::default(),
+            wvegas: WvegasTable::default(),
+            coupled_cubic: CoupledCubicTable::default(),
         }
     }
 }
@@ -273,7 +293,9 @@ impl TunnelConfig {
     ) -> braid_core::tunnel::TunnelConfig {
         braid_core::tunnel::TunnelConfig {
             scheduler: self.scheduler,
+            sched: tuning::scheduler_config(self),
             cc: self.cc,
+            cc_tuning: tuning::cc_tuning(self),
             path_costs: path_costs.to_vec(),
             sched_queue_pkts: self.sched_queue_pkts as usize,
             header_bytes: self.header_bytes,
@@ -297,6 +319,13 @@ impl TunnelConfig {
             max_rtt_spread: self.max_rtt_spread_ms.map(ms),
             ..braid_core::tunnel::TunnelConfig::default()
         }
+    }
+
+    /// Checks every field of this section against its allowed range, as
+    /// [`Scenario::validate`] does; the error names the dotted key (`tunnel.acpf.tick_ms`).
+    /// For users of the section outside a scenario (the daemon's configuration).
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        validate::tunnel(self)
     }
 }
 
@@ -334,6 +363,8 @@ pub struct E2eConfig {
     pub udp_rate_mbps: Option<f64>,
     /// UDP datagram size on the wire (IP packet), bytes.
     pub udp_packet_bytes: u32,
+    /// BBRv2/v3 parameters of the server, read by `cc = "bbr2"` and `"bbr3"` ([`tuning`]).
+    pub bbr2: Bbr2Table,
 }
 
 impl Default for E2eConfig {
@@ -352,6 +383,7 @@ impl Default for E2eConfig {
             delack_timeout_ms: 40.0,
             udp_rate_mbps: None,
             udp_packet_bytes: 1500,
+            bbr2: Bbr2Table::default(),
         }
     }
 }

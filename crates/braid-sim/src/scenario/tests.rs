@@ -65,6 +65,30 @@ fn default_toml_is_exactly_the_default() {
 }
 
 #[test]
+fn default_toml_writes_every_field_out() {
+    // Every key of the serialized default (unset options are not serialized) is in the file,
+    // in every table at any depth, the algorithms' tables included.
+    fn missing(prefix: &str, want: &toml::Value, have: Option<&toml::Value>) -> Vec<String> {
+        let prefix = prefix.trim_start_matches('.');
+        match (want, have) {
+            (toml::Value::Table(w), Some(toml::Value::Table(h))) => {
+                w.iter().flat_map(|(k, v)| missing(&format!("{prefix}.{k}"), v, h.get(k))).collect()
+            }
+            (toml::Value::Array(w), Some(toml::Value::Array(h))) => w
+                .iter()
+                .enumerate()
+                .flat_map(|(i, v)| missing(&format!("{prefix}.{i}"), v, h.get(i)))
+                .collect(),
+            (_, None) => vec![prefix.to_string()],
+            _ => Vec::new(),
+        }
+    }
+    let want = toml::Value::Table(de::defaults_table().unwrap());
+    let have: toml::Table = DEFAULT_TOML.parse().unwrap();
+    assert_eq!(missing("", &want, Some(&toml::Value::Table(have))), Vec::<String>::new());
+}
+
+#[test]
 fn example_files_load() {
     let udp = load(UDP_TOML, &[]).unwrap();
     assert_eq!(udp.e2e.kind, E2eKind::Udp);
@@ -374,6 +398,17 @@ fn to_toml_string_round_trips() {
         &["server_link.rtt_ms=13.7", "paths.0.rtt_ms=51.3", "keys=DIST+CDL0"],
         &["server_link.rtt_ms=0.1", "paths.0.rtt_ms=0.2", "keys=NEAR"],
         &["tunnel.cc=ccid2", "tunnel.reorder=none", "e2e.kind=udp", "seed=9223372036854775807"],
+        &[
+            "tunnel.acpf.min_fraction=0.6",
+            "tunnel.acpf.tick_ms=0.3",
+            "tunnel.blest.lambda_max=2",
+            "tunnel.ecf.beta=0.5",
+            "tunnel.bbr2.loss_thresh_percent=5",
+            "tunnel.wvegas.queue_drain=false",
+            "tunnel.coupled_cubic.alpha_exponent=0.5",
+            "e2e.bbr2.probe_rtt_duration_ms=50.5",
+        ],
+        &["tunnel.acpf.initial_fraction=0.9"],
     ];
     for overrides in cases {
         let s = load("", overrides).unwrap();
@@ -393,7 +428,7 @@ proptest! {
 
     #[test]
     fn structured_overrides_never_panic(
-        key in "(keys|seed|paths|paths\\.[0-9]|paths\\.[0-9]\\.(rtt_ms|name|loss|aqm|trace|codel_target_ms)|tunnel\\.(cc|reorder)|e2e|sim\\.bin_ms|x)(\\.[a-z0-9]{0,3}){0,2}",
+        key in "(keys|seed|paths|paths\\.[0-9]|paths\\.[0-9]\\.(rtt_ms|name|loss|aqm|trace|codel_target_ms)|tunnel\\.(cc|reorder)|tunnel\\.(acpf|bbr2)\\.(tick_ms|min_fraction|initial_fraction|probe_rtt_interval_ms|loss_thresh_percent)|e2e\\.bbr2\\.probe_wait_rand_ms|e2e|sim\\.bin_ms|x)(\\.[a-z0-9]{0,3}){0,2}",
         value in "(-?[0-9]{1,25}(\\.[0-9]*)?(e[0-9]{1,3})?|nan|-inf|inf|true|\"[a-z+]{0,8}\"|\\[[0-9, ]{0,6}\\]|\\{[a-z= 0-9]{0,8}\\}|[A-Z+]{0,12})",
     ) {
         let _ = Scenario::from_toml_str("", &[format!("{key}={value}")]);
@@ -445,4 +480,81 @@ fn max_rtt_spread_reaches_the_core_and_is_range_checked() {
     assert_eq!(Scenario::default().tunnel.to_core(&[1, 2], 1500).max_rtt_spread, None);
     let err = load("", &["tunnel.max_rtt_spread_ms=0.5"]).unwrap_err().to_string();
     assert!(err.starts_with("tunnel.max_rtt_spread_ms = 0.5"), "{err}");
+}
+
+#[test]
+fn tuning_tables_reach_the_core_from_files_and_overrides() {
+    use braid_core::sched::SchedulerKind;
+    use std::time::Duration;
+    let file = "[tunnel]\nscheduler = \"acpf\"\ncc = \"bbr3\"\n\
+                [tunnel.acpf]\nmin_fraction = 0.6\nramp_up_ms = 265\n\
+                [tunnel.wvegas]\ntotal_alpha_pkts = 20\n";
+    let s = load(file, &["tunnel.bbr2.beta_percent=50", "tunnel.acpf.max_fraction=0.9"]).unwrap();
+    let core = s.tunnel.to_core(&[1, 2], 1500);
+    core.validate().unwrap();
+    assert_eq!(core.scheduler, SchedulerKind::Acpf);
+    let acpf = &core.sched.acpf;
+    assert_eq!((acpf.min_fraction, acpf.initial_fraction, acpf.max_fraction), (0.6, 0.6, 0.9));
+    assert_eq!(acpf.ramp_up, Duration::from_millis(265));
+    assert_eq!(acpf.tick, Duration::from_millis(1), "the fields not given keep their default");
+    assert_eq!(core.cc_tuning.bbr2.beta_percent, 50);
+    assert_eq!(core.cc_tuning.wvegas.total_alpha_pkts, 20);
+    // A partial table keeps the other fields' defaults.
+    assert_eq!(s.tunnel.wvegas.initial_alpha_pkts, 2);
+    // The schedulers built from it start where the tables say.
+    let built = SchedulerKind::Acpf.build(&core.sched, 1500);
+    assert_eq!(built.metrics().acpf_fraction, Some(0.6));
+    let other = load("", &["tunnel.blest.lambda_initial=1.25", "tunnel.ecf.beta=0.5"]).unwrap();
+    let core = other.tunnel.to_core(&[1, 2], 1500);
+    assert_eq!(SchedulerKind::Blest.build(&core.sched, 1500).metrics().blest_lambda, Some(1.25));
+    assert_eq!(core.sched.ecf.beta, 0.5);
+    let cubic =
+        load("", &["tunnel.coupled_cubic.beta=0.8", "tunnel.coupled_cubic.alpha_refinements=3"]);
+    let c = cubic.unwrap().tunnel.to_core(&[1, 2], 1500).cc_tuning.coupled_cubic;
+    assert_eq!((c.beta, c.alpha_refinements), (0.8, 3));
+    assert_eq!(
+        Scenario::default().tunnel.to_core(&[1, 2], 1500),
+        braid_core::tunnel::TunnelConfig {
+            mss_bytes: 1560,
+            ..braid_core::tunnel::TunnelConfig::default()
+        },
+        "no table: the core's defaults"
+    );
+}
+
+#[test]
+fn e2e_bbr2_reaches_the_server() {
+    use crate::topology::AppConfig;
+    let s = load("", &["e2e.cc=bbr2", "e2e.bbr2.loss_thresh_percent=5"]).unwrap();
+    let AppConfig::Tcp { bbr2, .. } = crate::run::world_config(&s, false).unwrap().app else {
+        panic!("a TCP download");
+    };
+    assert_eq!(bbr2.loss_thresh_percent, 5);
+    assert_eq!(s.tunnel.bbr2, Bbr2Table::default(), "the tunnel's table is another one");
+}
+
+#[test]
+fn tuning_errors_name_the_dotted_key() {
+    let err = |text: &str, overrides: &[&str]| load(text, overrides).unwrap_err().to_string();
+    assert_eq!(
+        err("", &["tunnel.acpf.min_fraction=0.01", "tunnel.acpf.max_fraction=0.005"]),
+        "tunnel.acpf.max_fraction = 0.005: must be in [min_fraction, 1]"
+    );
+    assert_eq!(
+        err("[tunnel.acpf]\nmin_fraction = 0\n", &[]),
+        "tunnel.acpf.min_fraction = 0: must be in (0, 1]"
+    );
+    assert_eq!(
+        err("", &["e2e.bbr2.probe_rtt_interval_ms=20000"]),
+        "e2e.bbr2.probe_rtt_interval_ms = 20000: must be in (0, min_rtt_win]"
+    );
+    let misspelt = err("", &["tunnel.acpf.min_fractio=0.6"]);
+    let expected = "unknown field tunnel.acpf.min_fractio; expected one of: queue_threshold_pkts,";
+    assert!(misspelt.starts_with(expected), "{misspelt}");
+    assert!(err("[e2e.bbr2]\nloss_thresh = 5\n", &[])
+        .starts_with("unknown field e2e.bbr2.loss_thresh; expected one of: loss_thresh_percent,"));
+    assert!(err("", &["tunnel.bbr2.loss_thresh_percent=\"5%\""])
+        .starts_with("tunnel.bbr2.loss_thresh_percent: "));
+    assert!(err("", &["tunnel.wvegas.gamma_pkts=-1"]).starts_with("tunnel.wvegas.gamma_pkts: "));
+    assert!(err("", &["tunnel.ecf=0.5"]).starts_with("tunnel.ecf: expected a table"));
 }

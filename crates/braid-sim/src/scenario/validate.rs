@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
 use super::{
-    E2eConfig, LinkConfig, LossChoice, PathConfig, ReorderChoice, Scenario, ScenarioError,
+    tuning, E2eConfig, LinkConfig, LossChoice, PathConfig, ReorderChoice, Scenario, ScenarioError,
     SimConfig, TunnelConfig,
 };
 
@@ -169,7 +169,7 @@ fn codel(prefix: &str, p: &PathConfig) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-fn tunnel(t: &TunnelConfig) -> Result<(), ScenarioError> {
+pub(super) fn tunnel(t: &TunnelConfig) -> Result<(), ScenarioError> {
     int("tunnel.sched_queue_pkts", t.sched_queue_pkts, QUEUE_PKTS)?;
     int("tunnel.reorder_buffer_pkts", t.reorder_buffer_pkts, QUEUE_PKTS)?;
     float("tunnel.reorder_weight", t.reorder_weight, F64Range::open_closed(0.0, 1.0))?;
@@ -187,7 +187,8 @@ fn tunnel(t: &TunnelConfig) -> Result<(), ScenarioError> {
             "needs tunnel.reorder = \"static\" or \"adaptive\" (with \"none\" nothing waits)",
         ));
     }
-    int("tunnel.header_bytes", t.header_bytes, 0..=200)
+    int("tunnel.header_bytes", t.header_bytes, 0..=200)?;
+    tuning::validate_tunnel(t)
 }
 
 fn e2e(e: &E2eConfig) -> Result<(), ScenarioError> {
@@ -202,7 +203,8 @@ fn e2e(e: &E2eConfig) -> Result<(), ScenarioError> {
     if let Some(rate) = e.udp_rate_mbps {
         float("e2e.udp_rate_mbps", rate, RATE_MBPS)?;
     }
-    int("e2e.udp_packet_bytes", e.udp_packet_bytes, 64..=9000)
+    int("e2e.udp_packet_bytes", e.udp_packet_bytes, 64..=9000)?;
+    tuning::validate_bbr2("e2e.bbr2", &e.bbr2)
 }
 
 fn sim(s: &SimConfig) -> Result<(), ScenarioError> {

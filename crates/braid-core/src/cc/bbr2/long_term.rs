@@ -137,12 +137,17 @@ impl Bbr2 {
 #[cfg(test)]
 mod tests {
     use super::super::harness::{ms, params, Ack, Driver, MSS};
-    use super::super::{Bbr2, Mode, ProbeBwPhase, Version, UNSET};
+    use super::super::{Bbr2, Bbr2Config, Mode, ProbeBwPhase, Version, UNSET};
+    use crate::cc::Bbr2Tuning;
 
     /// A driver in ProbeBW_UP at 1 MB/s and 100 ms (BDP 100 packets), receiving probe
     /// feedback, cwnd 150 packets.
     fn probing(version: Version) -> Driver {
-        let mut d = Driver::new(Bbr2::new(params(), version));
+        probing_with(Bbr2Config::for_version(version))
+    }
+
+    fn probing_with(config: Bbr2Config) -> Driver {
+        let mut d = Driver::new(Bbr2::with_config(params(), config));
         d.clocked(1_000_000, ms(100), 100 * MSS, ms(1000));
         assert!(d.bbr.full_bw_reached);
         d.bbr.mode = Mode::ProbeBw(ProbeBwPhase::Up);
@@ -206,6 +211,32 @@ mod tests {
             ..Ack::default()
         });
         assert_eq!(d.bbr.inflight_hi_bytes, 100 * MSS);
+    }
+
+    #[test]
+    fn a_tuned_loss_threshold_of_5pct_tolerates_3pct_loss() {
+        // 3 of 100 packets lost while probing: above the default 2% (inflight_hi is cut and
+        // the probe stops), below a tuned 5% (nothing happens).
+        let three_pct = Ack {
+            bw: Some(1_000_000),
+            tx_in_flight: Some(100 * MSS),
+            rs_lost: 3 * MSS,
+            ..Ack::default()
+        };
+        for version in [Version::V2, Version::V3] {
+            let mut default = probing(version);
+            default.ack(three_pct);
+            assert_eq!(default.bbr.inflight_hi_bytes, 100 * MSS, "{version:?}");
+
+            let tuning = Bbr2Tuning { loss_thresh_percent: 5, ..Bbr2Tuning::default() };
+            let mut tuned = probing_with(tuning.config(version, 0));
+            tuned.ack(three_pct);
+            assert_eq!(tuned.bbr.inflight_hi_bytes, UNSET, "{version:?}");
+            assert_eq!(tuned.bbr.mode, Mode::ProbeBw(ProbeBwPhase::Up), "{version:?}");
+            // 6 of 100 is above 5%.
+            tuned.ack(Ack { rs_lost: 6 * MSS, ..three_pct });
+            assert_eq!(tuned.bbr.inflight_hi_bytes, 100 * MSS, "{version:?}");
+        }
     }
 
     #[test]
