@@ -3,7 +3,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::cc::{CcTuning, TunnelCc, UnknownName};
+use crate::cc::{CcTuning, Counting, TunnelCc, UnknownName};
 use crate::path::rtt::DEFAULT_MIN_RTO;
 use crate::reorder::ReorderConfig;
 use crate::sched::{SchedulerConfig, SchedulerKind};
@@ -107,6 +107,9 @@ pub struct TunnelConfig {
     /// path's by more than this gets no new packets (see [`super::TunnelSender`]). `None` (the
     /// default, as in seed 000) offers every path to the scheduler.
     pub max_rtt_spread: Option<Duration>,
+    /// Window counting for every path; `None` takes [`TunnelCc::counting`] (packets for the
+    /// DCCP names, bytes otherwise).
+    pub counting: Option<Counting>,
 }
 
 impl Default for TunnelConfig {
@@ -130,6 +133,7 @@ impl Default for TunnelConfig {
             reassembly_pkts: DEFAULT_REASSEMBLY_PKTS,
             pacing_catch_up: Duration::ZERO,
             max_rtt_spread: None,
+            counting: None,
         }
     }
 }

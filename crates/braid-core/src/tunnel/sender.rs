@@ -199,7 +199,7 @@ impl<P: Clone> TunnelSender<P> {
             paths,
             cc: config.cc.build(params, n, &config.cc_tuning),
             scheduler: config.scheduler.build(&config.sched, config.reorder.buffer_pkts),
-            counting: config.cc.counting(),
+            counting: config.counting.unwrap_or_else(|| config.cc.counting()),
             mss_bytes: config.mss_bytes,
             header_bytes: config.header_bytes,
             views: Vec::with_capacity(n),

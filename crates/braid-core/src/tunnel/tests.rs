@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use super::*;
-use crate::cc::TunnelCc;
+use crate::cc::{Counting, TunnelCc};
 use crate::reorder::{ReorderConfig, ReorderKind};
 use crate::sched::SchedulerKind;
 use crate::time::Instant;
@@ -406,6 +406,25 @@ fn a_spread_wider_than_the_asymmetry_changes_nothing() {
         (l.tx.path_stats(0).sent_pkts, l.tx.path_stats(1).sent_pkts)
     };
     assert_eq!(run(None), run(Some(Duration::from_millis(100))));
+}
+
+#[test]
+fn any_controller_can_be_packet_counted() {
+    // RFC 4341 section 5's packet counting for CUBIC, whose name alone counts bytes: ten
+    // 100-byte packets occupy ten MSS of window instead of ten times their wire length.
+    let in_flight = |counting: Option<Counting>| {
+        let cfg = TunnelConfig { cc: TunnelCc::Cubic, counting, ..TunnelConfig::default() };
+        let mut tx: TunnelSender<u64> = TunnelSender::new(&cfg);
+        for p in 0..10 {
+            tx.handle_packet(at_ms(0), p, 100).unwrap();
+        }
+        assert_eq!(drain(&mut tx, at_ms(0)).len(), 10);
+        (tx.path_metrics(0).in_flight_bytes, cfg.mss_bytes, u64::from(100 + cfg.header_bytes))
+    };
+    let (bytes, _, wire) = in_flight(None);
+    assert_eq!(bytes, 10 * wire);
+    let (packets, mss, _) = in_flight(Some(Counting::Packets));
+    assert_eq!(packets, 10 * mss);
 }
 
 #[test]

@@ -20,9 +20,9 @@ use serde::{Deserialize, Serializer};
 use toml::{Table, Value};
 
 use super::{
-    AcpfTable, AqmChoice, Bbr2Table, BlestTable, CoupledCubicTable, E2eConfig, E2eKind, EcfTable,
-    LinkConfig, PathConfig, ReorderChoice, Scenario, ScenarioError, SimConfig, TunnelConfig,
-    WvegasTable,
+    AcpfTable, AqmChoice, Bbr2Table, BlestTable, CountingChoice, CoupledCubicTable, E2eConfig,
+    E2eKind, EcfTable, LinkConfig, PathConfig, ReorderChoice, Scenario, ScenarioError, SimConfig,
+    TunnelConfig, WvegasTable,
 };
 
 /// Enums that configs spell by name.
@@ -39,7 +39,16 @@ macro_rules! named {
         }
     )*};
 }
-named!(TunnelCc, CcAlgorithm, SchedulerKind, ReorderChoice, E2eKind, Reliability, AqmChoice);
+named!(
+    TunnelCc,
+    CcAlgorithm,
+    SchedulerKind,
+    ReorderChoice,
+    E2eKind,
+    Reliability,
+    AqmChoice,
+    CountingChoice
+);
 
 /// `deserialize_with` for a named enum: a string parsed with the type's `FromStr`, whose error
 /// lists the allowed names.

@@ -25,6 +25,7 @@
 //! idempotent (placement arithmetic is done in integer nanoseconds), so the written file loads
 //! back to an equal scenario.
 
+pub mod counting;
 mod de;
 pub mod error;
 pub mod keys;
@@ -45,6 +46,7 @@ use braid_core::tunnel::Reliability;
 use braid_core::wire::DATA_HEADER_LEN;
 use serde::{Deserialize, Serialize};
 
+pub use counting::CountingChoice;
 pub use error::ScenarioError;
 pub use keys::ScenarioKey;
 pub use linkmodel::{AqmChoice, LossChoice, TraceFile};
@@ -234,6 +236,10 @@ pub struct TunnelConfig {
     /// many ms gets no new packets. Unset (the default, as the seed) uses every path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_rtt_spread_ms: Option<f64>,
+    /// Window counting: `auto` (the name's: packets for ccid2 / ccid5, bytes otherwise),
+    /// `bytes` or `packets`, for any `cc`.
+    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
+    pub counting: CountingChoice,
     /// ACPF's parameters, read by `scheduler = "acpf"` ([`tuning`]).
     pub acpf: AcpfTable,
     /// BLEST's parameters, read by `scheduler = "blest"`.
@@ -266,6 +272,7 @@ impl Default for TunnelConfig {
             fast_loss_detection: false,
             equalize_delay: false,
             max_rtt_spread_ms: None,
+            counting: CountingChoice::Auto,
             acpf: AcpfTable::default(),
             blest: BlestTable::default(),
             ecf: EcfTable::default(),
@@ -317,6 +324,7 @@ impl TunnelConfig {
             feedback_max_delay: ms(self.feedback_max_delay_ms),
             reliability: self.reliability,
             max_rtt_spread: self.max_rtt_spread_ms.map(ms),
+            counting: self.counting.to_core(),
             ..braid_core::tunnel::TunnelConfig::default()
         }
     }

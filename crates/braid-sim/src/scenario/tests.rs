@@ -473,6 +473,17 @@ fn fast_loss_detection_needs_a_wait_limit() {
 }
 
 #[test]
+fn counting_overrides_the_name_and_misspellings_list_the_choices() {
+    use braid_core::cc::Counting;
+    let core = |sets: &[&str]| load("", sets).unwrap().tunnel.to_core(&[1, 2], 1500).counting;
+    assert_eq!(core(&[]), None, "auto keeps the name's counting");
+    assert_eq!(core(&["tunnel.cc=bbr2", "tunnel.counting=packets"]), Some(Counting::Packets));
+    assert_eq!(core(&["tunnel.cc=ccid2", "tunnel.counting=bytes"]), Some(Counting::Bytes));
+    let err = load("", &["tunnel.counting=packet"]).unwrap_err().to_string();
+    assert!(err.contains("tunnel.counting") && err.contains("auto, bytes, packets"), "{err}");
+}
+
+#[test]
 fn max_rtt_spread_reaches_the_core_and_is_range_checked() {
     let s = load("", &["tunnel.max_rtt_spread_ms=100"]).unwrap();
     let core = s.tunnel.to_core(&[1, 2], 1500);
