@@ -21,11 +21,12 @@
 //!    mark new segments SACKed (only the parts not already SACKed are visited);
 //! 2. each newly delivered segment feeds the delivery-rate estimator and RACK; the RTT sample is
 //!    taken from the most recently sent newly delivered segment that was never retransmitted
-//!    (Karn's algorithm, RFC 6298 section 3; Linux's `ca_rtt_us`). When every newly delivered
-//!    segment was retransmitted and the ACK advances `snd_una`, the sample is `now - TSecr`
-//!    instead (RFC 7323 section 4, RTTM: the echoed TSval names the transmission that was
-//!    acknowledged; Linux `tcp_ack_update_rtt` with timestamps on, its default), and the
-//!    controller gets it too (`ca_rtt_us` is set to it);
+//!    (Karn's algorithm, RFC 6298 section 3; Linux's `ca_rtt_us`). When no such segment is
+//!    newly delivered (all were retransmitted, or the ACK only moves `snd_una` over SACKed ones)
+//!    and the ACK advances `snd_una`, the sample is `now - TSecr` instead (RFC 7323 section 4,
+//!    RTTM: the echoed TSval names the transmission that was acknowledged; Linux
+//!    `tcp_ack_update_rtt` with timestamps on, its default), and the controller gets it too
+//!    (`ca_rtt_us` is set to it);
 //! 3. recovery ends once `snd_una` reaches the recovery point (RFC 6675 section 5);
 //! 4. RACK declares losses (RFC 8985 section 6.2); the first loss outside recovery starts a
 //!    recovery episode whose point is `snd_nxt`. Every batch of new losses is reported through
