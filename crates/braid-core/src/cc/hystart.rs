@@ -11,7 +11,9 @@
 //!
 //! # The two detectors (per round trip, while `cwnd >= 16` segments and in slow start)
 //! A round starts when an ACK acknowledges a packet sent after the previous round started
-//! (Linux: `snd_una` passes the `snd_nxt` remembered at the reset).
+//! (Linux: `snd_una` passes the `snd_nxt` remembered at the reset). Only ACKs that carry an RTT
+//! sample count, for rounds as for the detectors (`cubictcp_acked` returns before
+//! `hystart_update` without one).
 //! - **ACK train** (`HYSTART_ACK_TRAIN`): ACKs closer than 2 ms to the previous one extend the
 //!   train; once the train has lasted longer than `(delay_min + ack_delay) / 2` since the round
 //!   started, the pipe is judged full. Linux halves the threshold when the socket is not paced
@@ -26,7 +28,9 @@
 //! - Rounds are tracked by send time instead of sequence numbers: an ACK starts a new round when
 //!   the newest packet it acknowledges was sent at or after the current round began. A packet
 //!   sent at the reset instant was sent after it (the simulator processes an ACK before the sends
-//!   it triggers).
+//!   it triggers). Without holes at the receiver this is Linux's test; with holes a SACK of a
+//!   newer packet starts the round here, where Linux waits for `snd_una` (the controller is
+//!   not told `snd_una`).
 //! - `ack_delay` is Linux's `hystart_ack_delay`, `min(1 ms, 4 * gso_max_size / pacing_rate)`:
 //!   with a 64 KB GSO limit it is 1 ms below about 2 Gbit/s, so it is a constant 1 ms here
 //!   ([`HystartConfig::ack_delay`]).
@@ -129,11 +133,13 @@ impl Hystart {
         rtt: Option<Duration>,
         cwnd_segments: u64,
     ) -> Option<HystartExit> {
+        // `cubictcp_acked` returns before `hystart_update` when the ACK has no RTT sample, and
+        // the round check lives in `hystart_update`: such an ACK neither starts a round nor
+        // reaches the detectors.
+        let rtt = rtt?;
         if self.round_start.is_none_or(|start| largest_acked_sent_time >= start) {
             self.reset_round(now);
         }
-        // `cubictcp_acked`: only ACKs with an RTT sample reach the detectors.
-        let rtt = rtt?;
         let rtt = rtt.max(Duration::from_micros(1));
         let delay_min = self.delay_min.map_or(rtt, |m| m.min(rtt));
         self.delay_min = Some(delay_min);
@@ -292,6 +298,26 @@ mod tests {
             h.on_slow_start_ack(ms(now), ms(now - 50.0), Some(d(50.0)), 16).is_some()
         });
         assert_eq!(fired_at, Some(42));
+    }
+
+    #[test]
+    fn an_ack_without_an_rtt_sample_does_not_start_a_round() {
+        // `cubictcp_acked` returns on `rtt_us < 0` before `hystart_update`, where the round
+        // check is. Round 1 starts at 40 ms (delay_min 40 ms, train threshold (40 + 1) / 2 =
+        // 20.5 ms). At 100 ms an ACK without a sample acknowledges a packet sent at 60 ms, after
+        // the round began. From 103 ms, ACKs 1 ms apart with 40 ms samples. Linux starts round
+        // 2 at the first of them (103 ms, its packet was sent at 63 ms) and the train passes
+        // 20.5 ms at its 22nd ACK (124 ms). Had the sampleless ACK started the round at 100 ms,
+        // the 3 ms gap to 103 ms would have broken the train and nothing would fire.
+        let mut h = Hystart::new(HystartConfig::default());
+        h.on_slow_start_ack(ms(40.0), ms(0.0), Some(d(40.0)), 16);
+        assert_eq!(h.on_slow_start_ack(ms(100.0), ms(60.0), None, 16), None);
+        let fired_at = (0..40).position(|k| {
+            let now = 103.0 + k as f64;
+            h.on_slow_start_ack(ms(now), ms(now - 40.0), Some(d(40.0)), 16).is_some()
+        });
+        assert_eq!(fired_at, Some(21));
+        assert_eq!(h.exit(), Some(HystartExit::AckTrain));
     }
 
     #[test]

@@ -21,7 +21,12 @@
 //!    mark new segments SACKed (only the parts not already SACKed are visited);
 //! 2. each newly delivered segment feeds the delivery-rate estimator and RACK; the RTT sample is
 //!    taken from the most recently sent newly delivered segment that was never retransmitted
-//!    (Karn's algorithm, RFC 6298 section 3; Linux's `ca_rtt_us`);
+//!    (Karn's algorithm, RFC 6298 section 3; Linux's `ca_rtt_us`). When no such segment is
+//!    newly delivered (all were retransmitted, or the ACK only moves `snd_una` over SACKed ones)
+//!    and the ACK advances `snd_una`, the sample is `now - TSecr` instead (RFC 7323 section 4,
+//!    RTTM: the echoed TSval names the transmission that was acknowledged; Linux
+//!    `tcp_ack_update_rtt` with timestamps on, its default), and the controller gets it too
+//!    (`ca_rtt_us` is set to it);
 //! 3. recovery ends once `snd_una` reaches the recovery point (RFC 6675 section 5);
 //! 4. RACK declares losses (RFC 8985 section 6.2); the first loss outside recovery starts a
 //!    recovery episode whose point is `snd_nxt`. Every batch of new losses is reported through
@@ -136,6 +141,16 @@ struct Delivered {
     newest: Option<(Instant, u64, bool)>,
     /// Send time of the most recently sent newly delivered segment never retransmitted.
     rtt_sent_time: Option<Instant>,
+}
+
+impl Delivered {
+    /// The ACK's RTT sample (Linux `ca_rtt_us`): from [`Self::rtt_sent_time`], else, when the
+    /// ACK advanced `snd_una`, from its TSecr (Linux `tcp_ack_update_rtt`: `seq_rtt_us < 0`,
+    /// `rcv_tsecr != 0` and `FLAG_ACKED`). A zero TSecr is Linux's "none echoed".
+    fn rtt_sample(&self, now: Instant, una_advanced: bool, ts_ecr: Instant) -> Option<Duration> {
+        let from_timestamp = (una_advanced && ts_ecr > Instant::ZERO).then_some(ts_ecr);
+        self.rtt_sent_time.or(from_timestamp).map(|t| now.saturating_since(t))
+    }
 }
 
 /// The undo state of a fast-recovery episode that may still prove spurious (Linux
@@ -431,11 +446,11 @@ impl TcpSender {
             self.board.insert_sacked_range(start, end);
         }
 
-        let rtt_sample = delivered.rtt_sent_time.map(|t| now.saturating_since(t));
+        let una_advanced = self.board.una() > prior_una;
+        let rtt_sample = delivered.rtt_sample(now, una_advanced, ack.ts_ecr);
         if let Some(r) = rtt_sample {
             self.rtt.update(r);
         }
-        let una_advanced = self.board.una() > prior_una;
 
         // RFC 6675 section 5: recovery ends once the recovery point is cumulatively acked.
         let episode_ended = match self.recovery {

@@ -509,6 +509,58 @@ fn a_blackout_longer_than_the_rto_backs_off_exponentially() {
     assert!(m.rto < ms(1000), "{m:?}");
 }
 
+#[test]
+fn an_ack_of_retransmitted_data_takes_its_rtt_sample_from_the_timestamp() {
+    // Linux `tcp_ack_update_rtt`: Karn's rule leaves no sample when everything newly acked was
+    // retransmitted, but an ACK that advances snd_una then measures now - TSecr (RFC 7323
+    // section 4). Three segments leave at 0 and are never acknowledged; the timers (a loss
+    // probe, then the RTO) retransmit them, the last retransmission at time R; an ACK of all
+    // three at R + 50 ms echoing TSval R is a 50 ms sample, for the estimator (its first: SRTT
+    // 50 ms, RFC 6298 2.2) and for the controller.
+    let config = config_segments(3);
+    let (cc, log) = fixed(10, None);
+    let mut s = TcpSender::new(config, cc);
+    let first: Vec<Segment> = std::iter::from_fn(|| s.poll_transmit(Instant::ZERO)).collect();
+    assert_eq!(first.len(), 3);
+    let mut last_retransmission = Instant::ZERO;
+    while s.metrics().rto_count == 0 {
+        let t = s.poll_timeout().expect("a timer is armed while data is outstanding");
+        s.handle_timeout(t);
+        while let Some(seg) = s.poll_transmit(t) {
+            assert!(seg.retransmission);
+            last_retransmission = seg.ts_val;
+        }
+    }
+    assert!(last_retransmission > Instant::ZERO);
+    let now = last_retransmission + ms(50);
+    s.handle_ack(now, &Ack { cum_ack: 3, ts_ecr: last_retransmission, ..Ack::default() });
+    assert_eq!(log.lock().unwrap().last_ack.unwrap().rtt, Some(ms(50)));
+    assert_eq!(s.metrics().srtt, Some(ms(50)));
+}
+
+#[test]
+fn a_sack_of_retransmitted_data_alone_has_no_rtt_sample() {
+    // `tcp_ack_update_rtt` takes TSecr only for an ACK that advances snd_una (FLAG_ACKED): a
+    // SACK of a retransmission leaves the ACK without a sample. Segment 0 is never
+    // acknowledged; segments 1 and 2 leave at 0 too, so the loss probe retransmits segment 2
+    // (the last sent, RFC 8985 section 7.3) at P; an ACK at P + 50 ms still expecting segment
+    // 0 SACKs segment 2.
+    let config = config_segments(3);
+    let (cc, log) = fixed(10, None);
+    let mut s = TcpSender::new(config, cc);
+    while s.poll_transmit(Instant::ZERO).is_some() {}
+    let p = s.poll_timeout().unwrap();
+    s.handle_timeout(p);
+    let probe = s.poll_transmit(p).expect("the loss probe");
+    assert_eq!((probe.seq, probe.retransmission), (2, true));
+    let mut ack = Ack { cum_ack: 0, ts_ecr: p, ..Ack::default() };
+    ack.sack[0] = SackBlock { start: 2, end: 3 };
+    ack.sack_count = 1;
+    s.handle_ack(p + ms(50), &ack);
+    assert_eq!(log.lock().unwrap().last_ack.unwrap().rtt, None);
+    assert_eq!(s.metrics().srtt, None);
+}
+
 const HALF_MS: Duration = Duration::from_micros(500);
 const THREE_MS: Duration = Duration::from_millis(3);
 
