@@ -158,6 +158,15 @@ pub struct TraceRow {
     pub wait_limit_ms: f64,
     /// The downlink ACPF scheduler's live/raw cwnd fraction (empty for other schedulers).
     pub acpf_fraction: Option<f64>,
+    /// Mean and maximum head-of-line delay (ms) of the downlink packets delivered since the
+    /// previous sample (empty when none was delivered).
+    pub hol_ms: Option<MeanMax>,
+    /// Downlink tunnel retransmissions so far (`reliable`, `partial`).
+    pub tunnel_retransmissions: u64,
+    /// Gaps the downlink reorder buffer has given up so far: on its wait limit, and on fast
+    /// loss detection.
+    pub released_on_timeout: u64,
+    pub released_on_fast_loss: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -168,6 +177,8 @@ pub struct PathSample {
     pub pacing_rate_mbps: f64,
     pub bottleneck_queue_pkts: usize,
     pub phase: &'static str,
+    /// Drops at the downlink bottleneck so far: drop-tail, CoDel and random loss.
+    pub drops: u64,
 }
 
 /// Time series of a run, for `--out`.
@@ -220,12 +231,19 @@ impl Series {
     /// The periodic trace as CSV, one row per sample with per-path columns.
     pub fn trace_csv(&self) -> String {
         let mut out = String::from(
-            "t_s,e2e_cwnd_bytes,e2e_in_flight_bytes,e2e_srtt_ms,sched_queue_pkts,reorder_pkts,wait_limit_ms,acpf_fraction",
+            "t_s,e2e_cwnd_bytes,e2e_in_flight_bytes,e2e_srtt_ms,sched_queue_pkts,reorder_pkts,wait_limit_ms,acpf_fraction,\
+             hol_ms_mean,hol_ms_max,tunnel_retransmissions,released_on_timeout,released_on_fast_loss",
         );
         for n in &self.path_names {
-            for c in
-                ["cwnd_bytes", "in_flight_bytes", "srtt_ms", "pacing_mbps", "queue_pkts", "phase"]
-            {
+            for c in [
+                "cwnd_bytes",
+                "in_flight_bytes",
+                "srtt_ms",
+                "pacing_mbps",
+                "queue_pkts",
+                "phase",
+                "drops",
+            ] {
                 out.push_str(&format!(",{n}_{c}"));
             }
         }
@@ -247,15 +265,25 @@ impl Series {
             } else {
                 out.push(',');
             }
+            if let Some(h) = r.hol_ms {
+                out.push_str(&format!(",{:.3},{:.3}", h.mean, h.max));
+            } else {
+                out.push_str(",,");
+            }
+            out.push_str(&format!(
+                ",{},{},{}",
+                r.tunnel_retransmissions, r.released_on_timeout, r.released_on_fast_loss
+            ));
             for p in &self.path_trace[k * np..(k + 1) * np] {
                 out.push_str(&format!(
-                    ",{},{},{:.3},{:.3},{},{}",
+                    ",{},{},{:.3},{:.3},{},{},{}",
                     p.cwnd_bytes,
                     p.in_flight_bytes,
                     p.srtt_ms,
                     p.pacing_rate_mbps,
                     p.bottleneck_queue_pkts,
-                    p.phase
+                    p.phase,
+                    p.drops
                 ));
             }
             out.push('\n');
@@ -288,5 +316,45 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(s.throughput_csv(), "t_s,goodput_mbps,wifi_mbps\n0.000,50.000,100.000\n");
+    }
+
+    #[test]
+    fn trace_csv_writes_hol_counters_and_drops() {
+        let s = Series {
+            path_names: vec!["wifi".into()],
+            trace: vec![
+                TraceRow {
+                    t_s: 0.01,
+                    hol_ms: Some(MeanMax { mean: 2.5, max: 4.0 }),
+                    tunnel_retransmissions: 3,
+                    released_on_timeout: 1,
+                    released_on_fast_loss: 2,
+                    ..Default::default()
+                },
+                TraceRow { t_s: 0.02, ..Default::default() },
+            ],
+            path_trace: vec![
+                PathSample { drops: 7, phase: "ca", ..Default::default() },
+                PathSample { drops: 9, phase: "ca", ..Default::default() },
+            ],
+            ..Default::default()
+        };
+        let csv = s.trace_csv();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.len() == header.len()));
+        assert_eq!(rows[0][col("hol_ms_mean")], "2.500");
+        assert_eq!(rows[0][col("hol_ms_max")], "4.000");
+        assert_eq!(rows[0][col("tunnel_retransmissions")], "3");
+        assert_eq!(rows[0][col("released_on_timeout")], "1");
+        assert_eq!(rows[0][col("released_on_fast_loss")], "2");
+        assert_eq!(rows[0][col("wifi_drops")], "7");
+        // No delivery in the second interval: the HoL cells are empty, not zero.
+        assert_eq!(rows[1][col("hol_ms_mean")], "");
+        assert_eq!(rows[1][col("hol_ms_max")], "");
+        assert_eq!(rows[1][col("wifi_drops")], "9");
     }
 }

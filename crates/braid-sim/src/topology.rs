@@ -194,6 +194,8 @@ pub struct World {
     path_bytes: Vec<u64>,
     protocol_delay_ms: Stat,
     hol_ms: Stat,
+    /// Head-of-line delay of the packets delivered since the last trace sample.
+    sample_hol_ms: Stat,
     path_srtt_ms: Vec<Stat>,
     e2e_srtt_ms: Stat,
     wait_limit_ms: Stat,
@@ -285,6 +287,7 @@ impl World {
             path_bytes: vec![0; n_paths],
             protocol_delay_ms: Stat::default(),
             hol_ms: Stat::default(),
+            sample_hol_ms: Stat::default(),
             path_srtt_ms: vec![Stat::default(); n_paths],
             e2e_srtt_ms: Stat::default(),
             wait_limit_ms: Stat::default(),
@@ -607,7 +610,9 @@ impl World {
             self.account[usize::from(!down)].delivered += 1;
             if down {
                 self.protocol_delay_ms.add(now.nanos_since(entered) as f64 * 1e-6);
-                self.hol_ms.add(now.nanos_since(reached) as f64 * 1e-6);
+                let hol_ms = now.nanos_since(reached) as f64 * 1e-6;
+                self.hol_ms.add(hol_ms);
+                self.sample_hol_ms.add(hol_ms);
                 self.deliver_to_app(id);
             } else {
                 self.send(SERVER_UL, id);
@@ -659,8 +664,10 @@ impl World {
             }
         }
         for i in 0..self.n_paths {
+            let link = &self.links[path_dl(i)];
             let mut s = PathSample {
-                bottleneck_queue_pkts: self.links[path_dl(i)].queue_len(),
+                bottleneck_queue_pkts: link.queue_len(),
+                drops: link.stats.drops(),
                 ..Default::default()
             };
             if let Some(t) = &self.tunnel {
@@ -681,8 +688,16 @@ impl World {
             row.reorder_pkts = t.ue_rx.reorder_len();
             row.wait_limit_ms = t.ue_rx.wait_limit().as_secs_f64() * 1e3;
             row.acpf_fraction = t.proxy_tx.scheduler_metrics().acpf_fraction;
+            row.tunnel_retransmissions = t.proxy_tx.stats().retransmissions;
+            let reorder = t.ue_rx.stats().reorder;
+            row.released_on_timeout = reorder.released_on_timeout;
+            row.released_on_fast_loss = reorder.released_on_fast_loss;
             self.wait_limit_ms.add(row.wait_limit_ms);
         }
+        if self.sample_hol_ms.count() > 0 {
+            row.hol_ms = Some(self.sample_hol_ms.mean_max());
+        }
+        self.sample_hol_ms = Stat::default();
         self.series.trace.push(row);
         self.events.schedule(now + self.sample_interval, Event::Sample);
     }
@@ -830,5 +845,42 @@ mod tests {
         };
         assert_eq!(run(true), 0);
         assert!(run(false) > 0, "the unmeasured slow path gets packets");
+    }
+
+    /// The trace's new columns follow the run's own counters: per-path drops and tunnel
+    /// retransmissions only grow and never pass the final totals, and head-of-line delay is
+    /// zero for every packet of an unreliable tunnel under `reorder = none` but not for a
+    /// reliable one under `adaptive` with loss.
+    #[test]
+    fn trace_counts_drops_retransmissions_and_hol_per_sample() {
+        let run = |reorder: &str, reliability: &str| {
+            let sets = [
+                "e2e.bytes=3000000".to_string(),
+                "paths.0.loss=0.02".to_string(),
+                format!("tunnel.reliability={reliability}"),
+                format!("tunnel.reorder={reorder}"),
+            ];
+            let s = Scenario::from_toml_str("", &sets).unwrap();
+            World::new(&world_config(&s, false).unwrap()).run()
+        };
+        let out = run("adaptive", "reliable");
+        let rows = &out.series.trace;
+        let drops: Vec<u64> = out.series.path_trace.iter().step_by(2).map(|p| p.drops).collect();
+        assert!(drops.windows(2).all(|w| w[0] <= w[1]), "cumulative drops never fall");
+        assert!(*drops.last().unwrap() > 0, "path 1's 2% loss shows in the trace");
+        assert!(*drops.last().unwrap() <= out.path_drops[0]);
+        let retx: Vec<u64> = rows.iter().map(|r| r.tunnel_retransmissions).collect();
+        assert!(retx.windows(2).all(|w| w[0] <= w[1]));
+        assert!(*retx.last().unwrap() > 0, "reliable paths resend what was lost");
+        assert!(*retx.last().unwrap() <= out.downlink_sender.retransmissions);
+        let hol_max = rows.iter().filter_map(|r| r.hol_ms).map(|h| h.max).fold(0.0, f64::max);
+        assert!(hol_max > 0.0, "gaps behind losses hold later packets back");
+        assert!(hol_max <= out.hol_ms.mean_max().max);
+        assert!(rows.iter().filter_map(|r| r.hol_ms).all(|h| h.mean <= h.max));
+
+        let none = run("none", "unreliable");
+        let samples: Vec<_> = none.series.trace.iter().filter_map(|r| r.hol_ms).collect();
+        assert!(!samples.is_empty(), "packets were delivered between samples");
+        assert!(samples.iter().all(|h| h.max == 0.0), "`none` releases every packet at once");
     }
 }
