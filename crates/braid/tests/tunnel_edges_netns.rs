@@ -4,20 +4,18 @@
 //! test: `make deps` installs it). Every test builds its own namespaces under a unique prefix,
 //! is bounded well under 60 s, and checks at its end that nothing of its prefix remains.
 
+mod common;
+
 use std::fs;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use braid_lab::lab::{check_scenario, start_tunnel, transfer_configs, TRANSFER_PORT};
-use braid_lab::netns::{
-    list_netns_with_prefix, run_in, run_with_timeout, unique_prefix, NetError, Netns,
-    COMMAND_TIMEOUT,
-};
+use braid_lab::netns::{run_in, run_with_timeout, unique_prefix, NetError, Netns, COMMAND_TIMEOUT};
 use braid_lab::topology::{Emulator, Topology, TopologyOptions};
 use braid_lab::transfer::{run_pair, ReceiverConfig, SenderConfig, TransferReport};
 use braid_lab::tunnel::{
@@ -25,22 +23,12 @@ use braid_lab::tunnel::{
 };
 use braid_sim::Scenario;
 
-/// The tests measure rates and delays on a 2-core machine, and linkem spins a core per loaded
-/// direction: they take turns.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+use common::{braid_exe, leftovers, serial};
 
 /// Limit on any one transfer here: every test must end well within 60 s.
 const TRANSFER_LIMIT: Duration = Duration::from_secs(30);
 /// How long a tunnel pair may take to complete its handshake.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
-
-fn serial() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn braid_exe() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_braid"))
-}
 
 fn scenario(overrides: &[&str]) -> Scenario {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
@@ -64,11 +52,6 @@ fn download(sender_ns: &str, receiver_ns: &str, s: &Scenario, ue: SocketAddr) ->
     let (send, recv) = bounded_transfer(s, ue);
     run_pair(sender_ns, receiver_ns, &send, &recv, &AtomicBool::new(false))
         .expect("the download completes byte-exact")
-}
-
-/// The namespaces of `prefix` still present.
-fn leftovers(prefix: &str) -> Vec<String> {
-    list_netns_with_prefix(prefix).unwrap()
 }
 
 /// `ip -n NS -j link show dev IF`'s ifindex: a device recreated under the same name gets a

@@ -7,36 +7,17 @@
 
 mod common;
 
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use braid_lab::lab::{check_scenario, start_tunnel, transfer_configs, TRANSFER_PORT};
-use braid_lab::netns::{list_netns_with_prefix, unique_prefix};
+use braid_lab::netns::unique_prefix;
 use braid_lab::topology::{Emulator, Topology, TopologyOptions};
 use braid_lab::transfer::run_pair;
 use braid_lab::tunnel::TunnelPair;
 use braid_sim::Scenario;
 
-use common::{fail_path_1_during, udp_flow, Failover};
-
-/// The tests measure rates on a 2-core machine and linkem spins a core per loaded direction:
-/// they take turns.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn braid_exe() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_braid"))
-}
-
-/// The namespaces of `prefix` still present.
-fn leftovers(prefix: &str) -> Vec<String> {
-    list_netns_with_prefix(prefix).unwrap()
-}
+use common::{braid_exe, fail_path_1_during, leftovers, serial, udp_flow, Failover};
 
 /// A topology and a tunnel pair for `overrides` on the default scenario.
 fn bring_up(overrides: &[&str], emulator: Emulator) -> (Scenario, Topology, TunnelPair, String) {

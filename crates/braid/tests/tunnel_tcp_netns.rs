@@ -10,13 +10,11 @@
 mod common;
 
 use std::net::Ipv4Addr;
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use braid_lab::lab::{check_scenario, start_tunnel_over, transfer_configs, TRANSFER_PORT};
-use braid_lab::netns::{list_netns, unique_prefix};
+use braid_lab::netns::unique_prefix;
 use braid_lab::topology::{Emulator, Topology, TopologyOptions};
 use braid_lab::transfer::{run_pair, TransferReport};
 use braid_lab::tunnel::TunnelPair;
@@ -24,24 +22,7 @@ use braid_net::config::Transport;
 use braid_net::metrics::Snapshot;
 use braid_sim::Scenario;
 
-use common::{fail_path_1_during, udp_flow, Failover};
-
-/// The tests measure rates on a 2-core machine: they take turns.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn braid_exe() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_braid"))
-}
-
-/// The namespaces of `prefix` still present.
-fn leftovers(prefix: &str) -> Vec<String> {
-    let mine = format!("{prefix}-");
-    list_netns().unwrap().into_iter().filter(|n| n.starts_with(&mine)).collect()
-}
+use common::{braid_exe, fail_path_1_during, leftovers, serial, udp_flow, Failover};
 
 /// The default scenario with BBR on every path's TCP connection, `overrides` on top, its
 /// topology with htb paths, and a TCP-transport tunnel pair routed on the UE.

@@ -1,14 +1,35 @@
 //! Helpers shared by the namespace test files of `braid tunnel`.
 
+#![allow(dead_code, reason = "each test file uses its own subset")]
+
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use braid_lab::netns::run_in;
+use braid_lab::netns::{list_netns_with_prefix, run_in};
 use braid_lab::topology::Topology;
 use braid_lab::tunnel::TunnelPair;
 
+/// The tests measure rates and delays on a 2-core machine, and linkem spins a core per loaded
+/// direction: the tests of one file take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// This test's turn; a test that panicked while holding it does not block the others.
+pub fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn braid_exe() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_braid"))
+}
+
+/// The namespaces of `prefix` still present.
+pub fn leftovers(prefix: &str) -> Vec<String> {
+    list_netns_with_prefix(prefix).unwrap()
+}
 /// Sends UDP datagrams of `payload` bytes at `rate_mbps` (counted at the inner IP level) from
 /// the server to the UE's tunnel address for `duration`; returns the inner IP bits per second
 /// the UE received between `skip` and the end.
