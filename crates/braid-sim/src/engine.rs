@@ -24,7 +24,9 @@ pub enum Event {
 }
 
 /// A scheduled event, ordered by time then insertion sequence, packed into one `u128` key
-/// (time in the high 64 bits) so each heap comparison is a single integer comparison.
+/// (time in the high 64 bits) so each heap comparison is a single integer comparison. The
+/// order is written out on the key alone: derived on `(key, event)` it is the same order
+/// (keys are unique) but made `braid bench` about 10% slower.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     key: u128,

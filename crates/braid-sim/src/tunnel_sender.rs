@@ -70,14 +70,15 @@ impl SimSender {
         pool: &mut PacketPool,
         id: PktId,
     ) -> Option<Packet> {
-        let p = *pool.get(id);
         match self {
             SimSender::ByIndex(s) => {
-                let refused = s.handle_packet(now, id, p.inner_len).err()?;
+                let refused = s.handle_packet(now, id, pool.get(id).inner_len).err()?;
+                let p = *pool.get(refused);
                 pool.free(refused);
                 Some(p)
             }
             SimSender::ByValue(s) => {
+                let p = *pool.get(id);
                 pool.free(id);
                 s.handle_packet(now, p, p.inner_len).err()
             }
