@@ -70,6 +70,52 @@ pub(crate) fn ser_named<S: Serializer, T: Named>(
     serializer.serialize_str(value.name())
 }
 
+/// The word that switches an optional limit off (`tunnel.max_rtt_spread_ms = "off"`).
+pub(crate) const OFF: &str = "off";
+
+/// `deserialize_with` for an optional limit: a number, or `"off"` for none. The word exists so
+/// that a config laid over a base whose limit is set (the daemon's, see
+/// [`TunnelConfig::bonding`]) can switch it off, and so that writing a config out keeps it off.
+pub(crate) fn limit_or_off<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<f64>, D::Error> {
+    struct LimitVisitor;
+    impl<'de> Visitor<'de> for LimitVisitor {
+        type Value = Option<f64>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "a number, or \"{OFF}\"")
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Option<f64>, E> {
+            Ok(Some(v))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<f64>, E> {
+            Ok(Some(v as f64))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<f64>, E> {
+            Ok(Some(v as f64))
+        }
+        fn visit_str<E: de::Error>(self, word: &str) -> Result<Option<f64>, E> {
+            if word == OFF {
+                Ok(None)
+            } else {
+                Err(E::invalid_value(de::Unexpected::Str(word), &self))
+            }
+        }
+    }
+    deserializer.deserialize_any(LimitVisitor)
+}
+
+/// `serialize_with` for an optional limit: the number, or `"off"`.
+pub(crate) fn ser_limit_or_off<S: Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => serializer.serialize_f64(*v),
+        None => serializer.serialize_str(OFF),
+    }
+}
+
 /// `deserialize_with` for `keys`: a list of names, or one string joining them with `+`.
 pub(crate) fn keys<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
     struct KeysVisitor;
@@ -188,6 +234,22 @@ pub(crate) fn scenario_from_table(table: Table) -> Result<Scenario, ScenarioErro
         field: "scenario".to_string(),
         reason: e.message().to_string(),
     })
+}
+
+/// A `[tunnel]` table laid over `base`: the keys the table gives replace the base's (its
+/// algorithm tables key by key), the rest keep the base's values; errors name the dotted key.
+pub(crate) fn tunnel_over(base: &TunnelConfig, table: Table) -> Result<TunnelConfig, ScenarioError> {
+    let mut wrapped = Table::new();
+    wrapped.insert("tunnel".to_string(), Value::Table(table));
+    tuning_sections(&wrapped)?;
+    section::<TunnelConfig>("tunnel", wrapped.get("tunnel"))?;
+    let mut merged = Table::try_from(base)
+        .map_err(|e| ScenarioError::Serialize { message: e.to_string() })?;
+    if let Some(Value::Table(table)) = wrapped.remove("tunnel") {
+        merge(&mut merged, table);
+    }
+    TunnelConfig::deserialize(merged)
+        .map_err(|e| ScenarioError::BadField { field: "tunnel".to_string(), reason: e.message().to_string() })
 }
 
 /// Checks the algorithms' tables inside `[tunnel]` and `[e2e]` as sections.

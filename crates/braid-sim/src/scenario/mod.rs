@@ -233,8 +233,8 @@ pub struct TunnelConfig {
     /// section 2.1).
     pub equalize_delay: bool,
     /// Path exclusion: a path whose minimum RTT exceeds the fastest path's by more than this
-    /// many ms gets no new packets. Unset (the default, as the seed) uses every path.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// many ms gets no new packets. `"off"` (the default, as the seed) uses every path.
+    #[serde(deserialize_with = "de::limit_or_off", serialize_with = "de::ser_limit_or_off")]
     pub max_rtt_spread_ms: Option<f64>,
     /// Window counting: `auto` (the name's: packets for ccid2 / ccid5, bytes otherwise),
     /// `bytes` or `packets`, for any `cc`.
@@ -289,6 +289,35 @@ pub(crate) fn ms(v: f64) -> Duration {
 }
 
 impl TunnelConfig {
+    /// The configuration recommended for bonding real links, the `braid tunnel` daemon's
+    /// default: ACPF over BBRv2 tunnels, reliable, with paths more than 100 ms slower than the
+    /// fastest excluded. Chosen from the sweep of every scheduler x tunnel CC x reliability
+    /// over seed 000's scenarios plus rate- and loss-asymmetric paths (`scripts/never_slower.py`,
+    /// docs/validation.md "Every scheduler, tunnel CC and reliability"): the only combination
+    /// at or below 100% of the best single path in every scenario but the one where a path is
+    /// excluded (ASYM200: one path plus the tunnel's headers, 107-108%), for Cubic and BBR end to
+    /// end, with the lowest mean. [`TunnelConfig::default`] stays seed 000's Table 1, so that
+    /// simulations reproduce the paper.
+    pub fn bonding() -> Self {
+        TunnelConfig {
+            scheduler: SchedulerKind::Acpf,
+            cc: TunnelCc::Bbr2,
+            reliability: Reliability::Reliable,
+            max_rtt_spread_ms: Some(100.0),
+            ..TunnelConfig::default()
+        }
+    }
+
+    /// Reads a `[tunnel]` table laid over `base`: keys the table gives replace the base's (its
+    /// algorithm tables merge key by key), the rest keep the base's values. Errors name the
+    /// dotted key (`tunnel.scheduler`, `tunnel.bbr2.beta`). The result is not yet validated.
+    pub fn from_table_over(
+        base: &TunnelConfig,
+        table: toml::Table,
+    ) -> Result<TunnelConfig, ScenarioError> {
+        de::tunnel_over(base, table)
+    }
+
     /// The core's configuration for this section, with one path per entry of `path_costs`
     /// (their CPF costs) and `largest_inner_bytes` the largest packet the tunnel carries (it
     /// sets the tunnel MSS). Shared by the simulator and the real data plane, so one `[tunnel]`

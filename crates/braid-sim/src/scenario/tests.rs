@@ -494,6 +494,41 @@ fn max_rtt_spread_reaches_the_core_and_is_range_checked() {
 }
 
 #[test]
+fn max_rtt_spread_is_switched_off_by_name_and_written_out_so() {
+    assert_eq!(load("", &["tunnel.max_rtt_spread_ms=off"]).unwrap().tunnel.max_rtt_spread_ms, None);
+    let file = "[tunnel]\nmax_rtt_spread_ms = \"off\"\n";
+    assert_eq!(load(file, &[]).unwrap(), Scenario::default());
+    let err = load("", &["tunnel.max_rtt_spread_ms=of"]).unwrap_err().to_string();
+    assert!(err.contains("tunnel.max_rtt_spread_ms") && err.contains("\"off\""), "{err}");
+    // Written out, an unset limit stays unset when read back, and a set one stays set.
+    for spread in [None, Some(100.0)] {
+        let tunnel = TunnelConfig { max_rtt_spread_ms: spread, ..TunnelConfig::default() };
+        let text = toml::to_string(&tunnel).unwrap();
+        let back = TunnelConfig::from_table_over(&TunnelConfig::bonding(), text.parse().unwrap());
+        assert_eq!(back.unwrap(), tunnel, "{text}");
+    }
+}
+
+#[test]
+fn a_tunnel_table_over_the_bonding_base_keeps_what_it_does_not_give() {
+    let base = TunnelConfig::bonding();
+    let over = |text: &str| TunnelConfig::from_table_over(&base, text.parse().unwrap());
+    let t = over("scheduler = \"srtt\"\n[bbr2]\nbeta_percent = 50\n").unwrap();
+    assert_eq!(t.scheduler, SchedulerKind::Srtt);
+    assert_eq!((t.cc, t.reliability, t.max_rtt_spread_ms), (TunnelCc::Bbr2, Reliability::Reliable, Some(100.0)));
+    assert_eq!(t.bbr2.beta_percent, 50);
+    assert_eq!(t.bbr2.headroom_percent, base.bbr2.headroom_percent, "the table merges key by key");
+    assert_eq!(over("max_rtt_spread_ms = \"off\"").unwrap().max_rtt_spread_ms, None);
+    assert_eq!(over("").unwrap(), base);
+    let err = over("schedular = \"srtt\"").unwrap_err().to_string();
+    assert!(err.contains("tunnel.schedular"), "{err}");
+    let err = over("[bbr2]\nbeta = 50").unwrap_err().to_string();
+    assert!(err.contains("tunnel.bbr2.beta"), "{err}");
+    let err = over("scheduler = \"srt\"").unwrap_err().to_string();
+    assert!(err.contains("tunnel.scheduler") && err.contains("acpf"), "{err}");
+}
+
+#[test]
 fn tuning_tables_reach_the_core_from_files_and_overrides() {
     use braid_core::sched::SchedulerKind;
     use std::time::Duration;
