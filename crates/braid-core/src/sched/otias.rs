@@ -22,13 +22,19 @@
 //!   (`ahead_i + packet <= cwnd_i`) the wait is zero rounds, the kernel module's "free cwnd"
 //!   case.
 //! - Braid's path queues only take packets the window admits (a packet in a pacing queue is
-//!   already charged), so a winner without room cannot take the packet now. The scheduler then
-//!   returns `None`: the packet waits at the head of the scheduler queue, which plays the role
-//!   of the winner's send queue. The choice is not binding: every later call recomputes the
-//!   estimates, and the packet leaves on whichever path wins once a window opens. The
-//!   difference from a per-subflow queue is that packets behind the head wait too instead of
-//!   being placed on another path meanwhile; for a single greedy flow this changes little,
-//!   because the next packet would face the same estimates plus one.
+//!   already charged), so a winner without room cannot take the packet now; the packet waits at
+//!   the head of the scheduler queue, which plays the role of the winner's send queue. But
+//!   OTIAS would also have queued the packets *behind* it, each raising the winner's `ahead` by
+//!   one packet, until another path's estimate came first. So when the winner is full the
+//!   scheduler counts how many of the queued packets (`queued_pkts`, the head included) the
+//!   full paths would take before their estimates pass the earliest path with room; if that is
+//!   fewer than the queue holds, one of these packets goes to that path now, and since global
+//!   sequence numbers are assigned when a packet is scheduled it might as well be the head.
+//!   Otherwise the head waits (`None`), as the paper's OTIAS would wait for the fast path.
+//!   Counting the queue matters: without it a full fast path with a small window (2 packets
+//!   over a lossy path in the sweep of docs/validation.md) held the whole queue while an idle
+//!   path with room, whose estimate was 8 ms later, never got a packet, and a 100 MB download
+//!   took 488 s instead of 17. The choice is not binding: every call recomputes the estimates.
 //! - A path without an RTT sample counts `srtt = 0` (arrives "now"), so new paths get probed,
 //!   as with [`super::LowestRtt`]. Ties go to the lower cost, then the lower index.
 
@@ -53,14 +59,49 @@ impl Otias {
     }
 }
 
+impl Otias {
+    /// How many more packets of `charge_bytes` each `path` (full) would take before its estimate
+    /// passes `deadline`: the `k >= 0` with `T(ahead + k x charge) <= deadline`, from
+    /// `floor((ahead + k x charge) / cwnd) <= R` where `R = floor((deadline - srtt/2) / srtt)`.
+    /// Ties count for the full path, which won them at `k = 0` by cost or index.
+    fn packets_before(path: &PathView, deadline: Duration) -> usize {
+        let srtt = rank_srtt(path);
+        if srtt.is_zero() {
+            return usize::MAX;
+        }
+        let Some(slack) = deadline.checked_sub(srtt / 2) else { return 0 };
+        let rounds = (slack.as_nanos() / srtt.as_nanos()) as u64;
+        let limit = rounds.saturating_add(1).saturating_mul(path.cc.cwnd_bytes);
+        let charge = path.charge_bytes.max(1);
+        let room = limit.saturating_sub(path.in_flight_bytes);
+        usize::try_from(room.div_ceil(charge)).unwrap_or(usize::MAX)
+    }
+}
+
 impl Scheduler for Otias {
-    fn select(&mut self, _now: Instant, paths: &[PathView], _queued_pkts: usize) -> Option<usize> {
-        let best = paths
-            .iter()
-            .filter_map(|p| Some((Otias::estimated_arrival(p)?, p)))
-            .min_by_key(|(t, p)| (*t, p.cost, p.index))?
-            .1;
-        best.has_room().then_some(best.index)
+    fn select(&mut self, _now: Instant, paths: &[PathView], queued_pkts: usize) -> Option<usize> {
+        let earliest = |room: bool| {
+            paths
+                .iter()
+                .filter(|p| !room || p.has_room())
+                .filter_map(|p| Some((Otias::estimated_arrival(p)?, p)))
+                .min_by_key(|(t, p)| (*t, p.cost, p.index))
+        };
+        let (_, best) = earliest(false)?;
+        if best.has_room() {
+            return Some(best.index);
+        }
+        let (deadline, open) = earliest(true)?;
+        let mut absorbed = 0usize;
+        for full in paths.iter().filter(|p| !p.has_room()) {
+            if Otias::estimated_arrival(full).is_some_and(|t| t <= deadline) {
+                absorbed = absorbed.saturating_add(Otias::packets_before(full, deadline));
+                if absorbed >= queued_pkts {
+                    return None;
+                }
+            }
+        }
+        Some(open.index)
     }
 
     fn name(&self) -> &'static str {
@@ -115,6 +156,27 @@ mod tests {
         // Once path 0 is 30 ahead (3 x 10 + 5 = 35 ms), path 1 arrives first.
         let paths = [view(0, 1, 10, 30, 10), view(1, 2, 10, 0, 40)];
         assert_eq!(Otias.select(Instant::ZERO, &paths, 1), Some(1));
+    }
+
+    #[test]
+    fn the_packets_behind_a_waiting_head_spill_to_a_path_with_room() {
+        // Path 0: srtt 40 ms, cwnd 2, 2 ahead (full) -> 1 x 40 + 20 = 60 ms.
+        // Path 1: srtt 136 ms, empty                 -> 68 ms.
+        // OTIAS queues packets on path 0 while floor((2 + k) / 2) x 40 + 20 <= 68, i.e. while
+        // floor((2 + k) / 2) <= floor((68 - 20) / 40) = 1: k = 0 and 1, two packets. The third
+        // packet of the queue would go to path 1.
+        let paths = [view(0, 1, 2, 2, 40), view(1, 2, 100, 0, 136)];
+        assert_eq!(Otias.select(Instant::ZERO, &paths, 1), None, "one packet waits for path 0");
+        assert_eq!(
+            Otias.select(Instant::ZERO, &paths, 2),
+            None,
+            "two still fit path 0's next round"
+        );
+        assert_eq!(Otias.select(Instant::ZERO, &paths, 3), Some(1));
+        assert_eq!(Otias.select(Instant::ZERO, &paths, 500), Some(1));
+        // With every path full there is nothing to spill to.
+        let full = [view(0, 1, 2, 2, 40), view(1, 2, 10, 10, 136)];
+        assert_eq!(Otias.select(Instant::ZERO, &full, 500), None);
     }
 
     #[test]

@@ -238,18 +238,23 @@ pub(crate) fn scenario_from_table(table: Table) -> Result<Scenario, ScenarioErro
 
 /// A `[tunnel]` table laid over `base`: the keys the table gives replace the base's (its
 /// algorithm tables key by key), the rest keep the base's values; errors name the dotted key.
-pub(crate) fn tunnel_over(base: &TunnelConfig, table: Table) -> Result<TunnelConfig, ScenarioError> {
+pub(crate) fn tunnel_over(
+    base: &TunnelConfig,
+    table: Table,
+) -> Result<TunnelConfig, ScenarioError> {
     let mut wrapped = Table::new();
     wrapped.insert("tunnel".to_string(), Value::Table(table));
     tuning_sections(&wrapped)?;
     section::<TunnelConfig>("tunnel", wrapped.get("tunnel"))?;
-    let mut merged = Table::try_from(base)
-        .map_err(|e| ScenarioError::Serialize { message: e.to_string() })?;
+    let mut merged =
+        Table::try_from(base).map_err(|e| ScenarioError::Serialize { message: e.to_string() })?;
     if let Some(Value::Table(table)) = wrapped.remove("tunnel") {
         merge(&mut merged, table);
     }
-    TunnelConfig::deserialize(merged)
-        .map_err(|e| ScenarioError::BadField { field: "tunnel".to_string(), reason: e.message().to_string() })
+    TunnelConfig::deserialize(merged).map_err(|e| ScenarioError::BadField {
+        field: "tunnel".to_string(),
+        reason: e.message().to_string(),
+    })
 }
 
 /// Checks the algorithms' tables inside `[tunnel]` and `[e2e]` as sections.

@@ -515,7 +515,10 @@ fn a_tunnel_table_over_the_bonding_base_keeps_what_it_does_not_give() {
     let over = |text: &str| TunnelConfig::from_table_over(&base, text.parse().unwrap());
     let t = over("scheduler = \"srtt\"\n[bbr2]\nbeta_percent = 50\n").unwrap();
     assert_eq!(t.scheduler, SchedulerKind::Srtt);
-    assert_eq!((t.cc, t.reliability, t.max_rtt_spread_ms), (TunnelCc::Bbr2, Reliability::Reliable, Some(100.0)));
+    assert_eq!(
+        (t.cc, t.reliability, t.max_rtt_spread_ms),
+        (TunnelCc::Bbr2, Reliability::Reliable, Some(100.0))
+    );
     assert_eq!(t.bbr2.beta_percent, 50);
     assert_eq!(t.bbr2.headroom_percent, base.bbr2.headroom_percent, "the table merges key by key");
     assert_eq!(over("max_rtt_spread_ms = \"off\"").unwrap().max_rtt_spread_ms, None);
