@@ -17,7 +17,7 @@
 //! preshared_key = "<base64>"      # optional
 //!
 //! [tunnel]                        # a scenario's [tunnel] section: scheduler, cc, reorder, ...
-//! scheduler = "cpf"
+//! scheduler = "srtt"              # only what differs from the daemon's default (below)
 //!
 //! [liveness]                      # optional
 //! probe_interval_ms = 100
@@ -35,6 +35,13 @@
 //! same code and checked by the same validation, so a name misspelled in either place gets the
 //! same error and the same list of allowed names, and a value out of range the same range. Its
 //! algorithm tables (`[tunnel.acpf]`, `[tunnel.bbr2]`, ...; docs/scenarios.md) work here too.
+//!
+//! Its defaults are not the simulator's, which reproduce seed 000's Table 1, but those for
+//! bonding real links ([`TunnelSection::bonding`]): ACPF over reliable BBRv2 paths, and a path
+//! whose minimum RTT is more than 100 ms above the fastest one's left out
+//! (`max_rtt_spread_ms = "off"` uses every path). Over `transport = "tcp"` the kernel runs the
+//! paths' congestion control and has no BBRv2, so the default `cc` there is `"bbr"`. The section
+//! is laid over that default: keys it gives replace the default's, the rest keep it.
 
 use std::fmt;
 use std::fs;
@@ -43,6 +50,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
+use braid_core::cc::TunnelCc;
 use braid_core::wire::DATA_HEADER_LEN;
 use braid_sim::scenario::{ScenarioError, TunnelConfig as TunnelSection};
 use serde::Deserialize;
@@ -205,7 +213,7 @@ struct FileConfig {
     interface: InterfaceSection,
     peer: PeerSection,
     #[serde(default)]
-    tunnel: TunnelSection,
+    tunnel: toml::Table,
     #[serde(default)]
     liveness: LivenessSection,
     #[serde(default, rename = "path")]
@@ -330,7 +338,7 @@ impl DaemonConfig {
         };
         let liveness = check_liveness(&file.liveness)?;
         let paths = check_paths(i.role, file.paths)?;
-        let tunnel = file.tunnel;
+        let tunnel = tunnel_section(file.tunnel, i.transport)?;
         tunnel.validate().map_err(tunnel_error)?;
         if tunnel.header_bytes != TunnelSection::default().header_bytes {
             return Err(invalid(
@@ -383,10 +391,27 @@ impl DaemonConfig {
 }
 
 /// A `[tunnel]` value the scenario's validation refused, under its dotted key.
+/// The daemon's tunnel defaults for `transport` (module documentation).
+pub fn default_tunnel(transport: Transport) -> TunnelSection {
+    match transport {
+        Transport::Udp => TunnelSection::bonding(),
+        Transport::Tcp => TunnelSection { cc: TunnelCc::Bbr, ..TunnelSection::bonding() },
+    }
+}
+
+/// The `[tunnel]` table laid over [`default_tunnel`].
+fn tunnel_section(table: toml::Table, transport: Transport) -> Result<TunnelSection, ConfigError> {
+    TunnelSection::from_table_over(&default_tunnel(transport), table).map_err(tunnel_error)
+}
+
 fn tunnel_error(e: ScenarioError) -> ConfigError {
     match e {
         ScenarioError::InvalidValue { field, value, allowed } => {
             invalid(field, format!("{allowed}, found {value}"))
+        }
+        ScenarioError::BadField { field, reason } => invalid(field, reason),
+        ScenarioError::UnknownField { field, allowed } => {
+            invalid(field, format!("unknown key; expected one of: {allowed}"))
         }
         other => invalid("tunnel", other.to_string()),
     }
@@ -615,6 +640,36 @@ cost = 7
         let text = format!("{CLIENT}[tunnel.wvegas]\ntotal_alpha = 5\n");
         let e = DaemonConfig::from_toml_str(&text).unwrap_err().to_string();
         assert!(e.contains("total_alpha") && e.contains("total_alpha_pkts"), "{e}");
+    }
+
+    #[test]
+    fn the_tunnel_defaults_are_for_bonding_and_a_section_changes_only_what_it_gives() {
+        use braid_core::sched::SchedulerKind;
+        use braid_core::tunnel::Reliability;
+        let no_section = CLIENT.replace("[tunnel]\nscheduler = \"srtt\"\ncc = \"cubic\"\n", "");
+        let c = DaemonConfig::from_toml_str(&no_section).unwrap();
+        assert_eq!(c.tunnel, TunnelSection::bonding());
+        assert_eq!((c.tunnel.scheduler, c.tunnel.cc), (SchedulerKind::Acpf, TunnelCc::Bbr2));
+        assert_eq!(
+            (c.tunnel.reliability, c.tunnel.max_rtt_spread_ms),
+            (Reliability::Reliable, Some(100.0))
+        );
+        assert_eq!(c.core_config().max_rtt_spread, Some(Duration::from_millis(100)));
+        // CLIENT's section sets the scheduler and cc; the rest stays the bonding default.
+        let c = DaemonConfig::from_toml_str(CLIENT).unwrap();
+        assert_eq!((c.tunnel.scheduler, c.tunnel.cc), (SchedulerKind::Srtt, TunnelCc::Cubic));
+        assert_eq!(
+            (c.tunnel.reliability, c.tunnel.max_rtt_spread_ms),
+            (Reliability::Reliable, Some(100.0))
+        );
+        let off = CLIENT.replace("cc = \"cubic\"", "cc = \"cubic\"\nmax_rtt_spread_ms = \"off\"");
+        let c = DaemonConfig::from_toml_str(&off).unwrap();
+        assert_eq!((c.tunnel.max_rtt_spread_ms, c.core_config().max_rtt_spread), (None, None));
+        // Kernel TCP paths have no BBRv2: their default is BBR, and the section still needs none.
+        let tcp = no_section.replace("role = \"client\"", "role = \"client\"\ntransport = \"tcp\"");
+        let c = DaemonConfig::from_toml_str(&tcp).unwrap();
+        assert_eq!((c.tunnel.scheduler, c.tunnel.cc), (SchedulerKind::Acpf, TunnelCc::Bbr));
+        assert_eq!(c.tunnel.reliability, Reliability::Reliable);
     }
 
     #[test]
