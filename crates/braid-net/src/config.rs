@@ -34,14 +34,17 @@
 //! The `[tunnel]` section is the simulator's (`braid_sim::scenario::TunnelConfig`), parsed by the
 //! same code and checked by the same validation, so a name misspelled in either place gets the
 //! same error and the same list of allowed names, and a value out of range the same range. Its
-//! algorithm tables (`[tunnel.acpf]`, `[tunnel.bbr2]`, ...; docs/scenarios.md) work here too.
+//! algorithm tables (`[tunnel.acpf]`, `[tunnel.bbr2]`, ...; docs/scenarios.md) work here too,
+//! except that `transport = "tcp"` refuses the settings it never reads (the tunnel's congestion
+//! control tables, `counting`, ...; `tcp_path::check_tunnel`).
 //!
 //! Its defaults are not the simulator's, which reproduce seed 000's Table 1, but those for
 //! bonding real links ([`TunnelSection::bonding`]): ACPF over reliable BBRv2 paths, and a path
 //! whose minimum RTT is more than 100 ms above the fastest one's left out
 //! (`max_rtt_spread_ms = "off"` uses every path). Over `transport = "tcp"` the kernel runs the
-//! paths' congestion control and has no BBRv2, so the default `cc` there is `"bbr"`. The section
-//! is laid over that default: keys it gives replace the default's, the rest keep it.
+//! paths' congestion control and has no BBRv2, and path exclusion exists only in the UDP sender,
+//! so the default there is ACPF over reliable BBR paths without exclusion. The section is laid
+//! over that default: keys it gives replace the default's, the rest keep it.
 
 use std::fmt;
 use std::fs;
@@ -395,7 +398,9 @@ impl DaemonConfig {
 pub fn default_tunnel(transport: Transport) -> TunnelSection {
     match transport {
         Transport::Udp => TunnelSection::bonding(),
-        Transport::Tcp => TunnelSection { cc: TunnelCc::Bbr, ..TunnelSection::bonding() },
+        Transport::Tcp => {
+            TunnelSection { cc: TunnelCc::Bbr, max_rtt_spread_ms: None, ..TunnelSection::bonding() }
+        }
     }
 }
 
@@ -615,6 +620,67 @@ cost = 7
         assert!(e.to_string().contains("udp") && e.to_string().contains("tcp"), "{e}");
     }
 
+    /// Over TCP the kernel runs the congestion control: the tunnel controllers' tables,
+    /// `counting`, path exclusion and the feedback settings reach no code, so a changed value
+    /// is refused naming its key; the scheduler runs in user space and keeps its tables.
+    #[test]
+    fn tcp_paths_refuse_the_keys_only_udp_paths_read() {
+        let tcp = CLIENT
+            .replace("role = \"client\"", "role = \"client\"\ntransport = \"tcp\"")
+            .replace("cc = \"cubic\"", "cc = \"cubic\"\nreliability = \"reliable\"");
+        let udp = tcp.replace("transport = \"tcp\"\n", "");
+        let in_tunnel = |text: &str, line: &str| {
+            text.replace(
+                "reliability = \"reliable\"",
+                &format!("reliability = \"reliable\"\n{line}"),
+            )
+        };
+        let cases = [
+            (format!("{tcp}[tunnel.bbr2]\nbeta_percent = 50\n"), "tunnel.bbr2.beta_percent"),
+            (format!("{tcp}[tunnel.coupled_cubic]\nbeta = 0.5\n"), "tunnel.coupled_cubic.beta"),
+            (
+                format!("{tcp}[tunnel.wvegas]\ngamma_pkts = 1\nqueue_drain = false\n"),
+                "tunnel.wvegas.queue_drain",
+            ),
+            (in_tunnel(&tcp, "counting = \"packets\""), "tunnel.counting"),
+            (in_tunnel(&tcp, "max_rtt_spread_ms = 50.0"), "tunnel.max_rtt_spread_ms"),
+            (in_tunnel(&tcp, "feedback_every_pkts = 4"), "tunnel.feedback_every_pkts"),
+            (in_tunnel(&tcp, "feedback_max_delay_ms = 5.0"), "tunnel.feedback_max_delay_ms"),
+        ];
+        for (text, key) in cases {
+            match DaemonConfig::from_toml_str(&text) {
+                Err(ConfigError::Invalid { field, detail }) => {
+                    assert_eq!(field, key);
+                    assert!(detail.contains("interface.transport = \"udp\" only"), "{detail}");
+                }
+                other => panic!("expected {key} to be refused over tcp, got {other:?}"),
+            }
+            // The same section over UDP, which reads it, is accepted.
+            let over_udp = text.replace("transport = \"tcp\"\n", "");
+            let c = DaemonConfig::from_toml_str(&over_udp).unwrap_or_else(|e| panic!("{key}: {e}"));
+            assert_eq!(c.transport, Transport::Udp);
+        }
+        assert_eq!(
+            DaemonConfig::from_toml_str(&format!("{tcp}[tunnel.bbr2]\nbeta_percent = 50\n"))
+                .unwrap_err()
+                .to_string(),
+            "tunnel.bbr2.beta_percent: applies to interface.transport = \"udp\" only; over \
+             \"tcp\" the kernel runs each path's congestion control (tunnel.cc) with its own \
+             parameters and window counting: remove it"
+        );
+        // Defaults written out (as `braid lab` writes the whole section) are not a change.
+        let defaults =
+            format!("{tcp}[tunnel.bbr2]\nbeta_percent = 70\nprobe_rtt_interval_ms = 5000.0\n");
+        let defaults = in_tunnel(&defaults, "counting = \"auto\"\nfeedback_every_pkts = 2");
+        DaemonConfig::from_toml_str(&defaults).unwrap();
+        // The scheduler runs in user space over TCP too: its tables apply.
+        let acpf =
+            format!("{tcp}[tunnel.acpf]\nmin_fraction = 0.6\n").replace("\"srtt\"", "\"acpf\"");
+        let core = DaemonConfig::from_toml_str(&acpf).unwrap().core_config();
+        assert_eq!(core.sched.acpf.min_fraction, 0.6);
+        assert!(DaemonConfig::from_toml_str(&udp).is_ok());
+    }
+
     #[test]
     fn algorithm_tables_reach_the_core_config() {
         let text = format!("{CLIENT}[tunnel.acpf]\nmin_fraction = 0.6\n");
@@ -669,7 +735,10 @@ cost = 7
         let tcp = no_section.replace("role = \"client\"", "role = \"client\"\ntransport = \"tcp\"");
         let c = DaemonConfig::from_toml_str(&tcp).unwrap();
         assert_eq!((c.tunnel.scheduler, c.tunnel.cc), (SchedulerKind::Acpf, TunnelCc::Bbr));
-        assert_eq!(c.tunnel.reliability, Reliability::Reliable);
+        assert_eq!(
+            (c.tunnel.reliability, c.tunnel.max_rtt_spread_ms),
+            (Reliability::Reliable, None)
+        );
     }
 
     #[test]

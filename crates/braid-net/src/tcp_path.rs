@@ -79,8 +79,27 @@ pub enum TcpPathError {
     Listen { index: usize, addr: SocketAddr, source: io::Error },
 }
 
-/// Checks a `[tunnel]` section for TCP paths: a congestion control the kernel has, and
-/// reliable paths (TCP is).
+/// The `[tunnel]` keys that only the UDP transport reads, with the reason. Over TCP the
+/// [`StreamSender`] reads the scheduler's keys (`scheduler`, `sched_queue_pkts`,
+/// `[tunnel.acpf]`, `[tunnel.blest]`, `[tunnel.ecf]`) and the receiver the reordering keys; the
+/// keys below reach no code, so a value other than the default is refused rather than
+/// ignored.
+const UDP_ONLY_KEYS: [(&str, &str); 7] = [
+    ("bbr2", KERNEL_CC),
+    ("wvegas", KERNEL_CC),
+    ("coupled_cubic", KERNEL_CC),
+    ("counting", KERNEL_CC),
+    ("max_rtt_spread_ms", "path exclusion is part of the UDP sender only"),
+    ("feedback_every_pkts", NO_FEEDBACK),
+    ("feedback_max_delay_ms", NO_FEEDBACK),
+];
+const KERNEL_CC: &str =
+    "the kernel runs each path's congestion control (tunnel.cc) with its own parameters and \
+     window counting";
+const NO_FEEDBACK: &str = "the kernel acknowledges each path and the tunnel sends no feedback";
+
+/// Checks a `[tunnel]` section for TCP paths: a congestion control the kernel has, reliable
+/// paths (TCP is), and none of [`UDP_ONLY_KEYS`] changed from its default.
 pub fn check_tunnel(t: &TunnelSection) -> Result<KernelCc, ConfigError> {
     let cc = KernelCc::for_tunnel_cc(t.cc).ok_or_else(|| ConfigError::Invalid {
         field: "tunnel.cc".into(),
@@ -99,7 +118,43 @@ pub fn check_tunnel(t: &TunnelSection) -> Result<KernelCc, ConfigError> {
                     .into(),
         });
     }
+    if let Some((field, why)) = changed_udp_only_key(t)? {
+        return Err(ConfigError::Invalid {
+            field,
+            detail: format!(
+                "applies to interface.transport = \"udp\" only; over \"tcp\" {why}: remove it"
+            ),
+        });
+    }
     Ok(cc)
+}
+
+/// The dotted key of the first of [`UDP_ONLY_KEYS`] whose value differs from the default
+/// (for a table, its first differing field: `tunnel.bbr2.beta_percent`), with the reason.
+fn changed_udp_only_key(t: &TunnelSection) -> Result<Option<(String, &'static str)>, ConfigError> {
+    let table = |t: &TunnelSection| {
+        toml::Table::try_from(t)
+            .map_err(|e| ConfigError::Invalid { field: "tunnel".into(), detail: e.to_string() })
+    };
+    let (given, default) = (table(t)?, table(&TunnelSection::default())?);
+    for (key, why) in UDP_ONLY_KEYS {
+        let (g, d) = (given.get(key), default.get(key));
+        if g == d {
+            continue;
+        }
+        let field = match (g, d) {
+            (Some(toml::Value::Table(g)), Some(toml::Value::Table(d))) => {
+                let differs = |k: &&String| g.get(k.as_str()) != d.get(k.as_str());
+                match g.keys().chain(d.keys()).find(differs) {
+                    Some(sub) => format!("tunnel.{key}.{sub}"),
+                    None => format!("tunnel.{key}"),
+                }
+            }
+            _ => format!("tunnel.{key}"),
+        };
+        return Ok(Some((field, why)));
+    }
+    Ok(None)
 }
 
 /// The core configuration for TCP paths: each packet costs its length prefix, envelope and data

@@ -8,6 +8,8 @@ use braid_net::crypto::Cipher;
 use braid_sim::Scenario;
 use clap::Args;
 
+use crate::output::outln;
+
 #[derive(Args)]
 pub struct BenchTunnelArgs {
     /// Bytes per transfer.
@@ -39,25 +41,37 @@ pub fn run(args: BenchTunnelArgs) -> Result<()> {
         eprintln!("warning: braid was built without optimisations; build with --release for benchmark figures");
     }
     if !args.json {
-        println!(
+        outln!(
             "cipher {cipher}, end-to-end cc {}, tunnel cc {}",
             cc.as_str(),
             s.tunnel.cc.as_str()
-        );
-        println!(
+        )?;
+        outln!(
             "{:>4} {:>10} {:>12} {:>12} {:>7} {:>14} {:>10}",
-            "run", "bytes", "base_gbps", "tunnel_gbps", "ratio", "cpu_s_per_gbit", "cpu_cores"
-        );
+            "run",
+            "bytes",
+            "base_gbps",
+            "tunnel_gbps",
+            "ratio",
+            "cpu_s_per_gbit",
+            "cpu_cores"
+        )?;
     }
     for i in 1..=args.repeat.max(1) {
         let r = tunnel_bench(&exe, args.bytes, cc, &s.tunnel, cipher)?;
         if args.json {
-            println!("{}", serde_json::to_string(&r)?);
+            outln!("{}", serde_json::to_string(&r)?)?;
         } else {
-            println!(
+            outln!(
                 "{:>4} {:>10} {:>12.2} {:>12.2} {:>7.3} {:>14.3} {:>10.2}",
-                i, r.bytes, r.baseline_gbps, r.tunnel_gbps, r.ratio, r.cpu_s_per_gbit, r.cpu_cores
-            );
+                i,
+                r.bytes,
+                r.baseline_gbps,
+                r.tunnel_gbps,
+                r.ratio,
+                r.cpu_s_per_gbit,
+                r.cpu_cores
+            )?;
         }
     }
     Ok(())

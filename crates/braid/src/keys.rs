@@ -1,17 +1,17 @@
 //! `braid genkey` and `braid pubkey`: key tools that read and write what `wg genkey` and
 //! `wg pubkey` do (base64 of 32 bytes), so `braid genkey | tee key | braid pubkey` works.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 
 use anyhow::{Context, Result};
 use braid_net::crypto::{generate_keypair, PrivateKey};
 
+use crate::output::outln;
+
 /// Prints a new private key.
 pub fn genkey() -> Result<()> {
     let (private, _) = generate_keypair()?;
-    let mut out = io::stdout().lock();
-    writeln!(out, "{}", private.to_base64().as_str())?;
-    Ok(())
+    outln!("{}", private.to_base64().as_str())
 }
 
 /// Reads a private key on stdin and prints its public key.
@@ -20,7 +20,7 @@ pub fn pubkey() -> Result<()> {
     io::stdin().lock().read_to_end(&mut input).context("reading a private key on stdin")?;
     let public = public_key_of(&input);
     input.fill(0);
-    println!("{}", public?);
+    outln!("{}", public?)?;
     Ok(())
 }
 

@@ -16,6 +16,8 @@ use braid_net::config::Transport;
 use braid_sim::Scenario;
 use clap::{Args, Subcommand, ValueEnum};
 
+use crate::output::{outln, write_atomic};
+
 /// How long `braid linkem` may take to print its readiness line.
 const LINKEM_READY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -146,43 +148,48 @@ pub fn run(args: LabArgs) -> Result<()> {
         write_outputs(dir, &s, &out)?;
     }
     if args.json {
-        println!("{}", serde_json::to_string(&out.report)?);
+        outln!("{}", serde_json::to_string(&out.report)?)?;
     } else {
-        print_summary(&out);
+        print_summary(&out)?;
     }
     Ok(())
 }
 
-fn print_summary(out: &LabOutput) {
+fn print_summary(out: &LabOutput) -> Result<()> {
     let r = &out.report;
-    println!(
+    outln!(
         "{} over {} ({}): DLCT {:.2} s, goodput {:.2} Mbit/s",
-        r.e2e.cc, r.lab.mode, r.lab.emulator, r.dlct_s, r.goodput_mbps
-    );
+        r.e2e.cc,
+        r.lab.mode,
+        r.lab.emulator,
+        r.dlct_s,
+        r.goodput_mbps
+    )?;
     if let (Some(b), Some(rel)) = (r.baseline_dlct_s, r.relative_dlct) {
-        println!("baseline DLCT {b:.2} s (path 1, no tunnel); relative DLCT {:.1}%", rel * 100.0);
+        outln!("baseline DLCT {b:.2} s (path 1, no tunnel); relative DLCT {:.1}%", rel * 100.0)?;
     }
     let show = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
     let show_n = |v: Option<u64>| v.map_or("-".to_string(), |x| x.to_string());
-    println!("{:<10} {:>12} {:>10} {:>8} {:>10}", "path", "bytes", "mean_mbps", "drops", "frames");
+    outln!("{:<10} {:>12} {:>10} {:>8} {:>10}", "path", "bytes", "mean_mbps", "drops", "frames")?;
     for p in &r.paths {
-        println!(
+        outln!(
             "{:<10} {:>12} {:>10} {:>8} {:>10}",
             p.name,
             show_n(p.bytes),
             show(p.mean_mbps),
             show_n(p.drops),
             show_n(p.packets_sent)
-        );
+        )?;
     }
-    println!(
+    outln!(
         "E2E: {} retransmissions, {} RTOs, mean srtt {} ms (TCP_CONGESTION {}); wall {:.1} s",
         show_n(r.e2e.retransmissions),
         show_n(r.e2e.rto_count),
         show(r.e2e.srtt_ms_mean),
         r.lab.cc_effective,
         r.wall_s
-    );
+    )?;
+    Ok(())
 }
 
 fn write_outputs(dir: &Path, s: &Scenario, out: &LabOutput) -> Result<()> {
@@ -193,8 +200,7 @@ fn write_outputs(dir: &Path, s: &Scenario, out: &LabOutput) -> Result<()> {
         ("transfer.json", serde_json::to_string_pretty(&out.transfer)?),
     ];
     for (name, text) in files {
-        let path = dir.join(name);
-        fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        write_atomic(&dir.join(name), &text)?;
     }
     Ok(())
 }
@@ -210,9 +216,9 @@ pub fn transfer(args: TransferArgs) -> Result<()> {
                 idle_timeout: IDLE_TIMEOUT,
             };
             let receiver = Receiver::bind(&cfg)?;
-            println!("lab-transfer: listening on {}", receiver.local_addr()?);
+            outln!("lab-transfer: listening on {}", receiver.local_addr()?)?;
             let report = receiver.run(stop)?;
-            println!("{}", serde_json::to_string(&report)?);
+            outln!("{}", serde_json::to_string(&report)?)?;
         }
         Side::Send { connect, bytes, cc, seed, sample_ms, timeout_s } => {
             let cfg = SenderConfig {
@@ -225,7 +231,7 @@ pub fn transfer(args: TransferArgs) -> Result<()> {
                 idle_timeout: IDLE_TIMEOUT,
             };
             let report = transfer::send(&cfg, stop)?;
-            println!("{}", serde_json::to_string(&report)?);
+            outln!("{}", serde_json::to_string(&report)?)?;
         }
     }
     if stop.load(Ordering::Relaxed) {

@@ -5,7 +5,6 @@
 //! foreground, prints `linkem: ready` on stdout once both sockets are bound, and exits 0 on
 //! SIGINT or SIGTERM after writing the per-direction counters to `--stats-json`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +16,8 @@ use braid_lab::linkem::config::{
 };
 use braid_lab::linkem::units::{parse_duration, parse_rate_bits_per_s};
 use braid_lab::linkem::{AqmConfig, DirectionConfig, Linkem, LinkemConfig, Rate};
+
+use crate::output::{outln, write_atomic};
 
 /// How often the main thread looks whether a forwarding thread died while it waits for a
 /// signal.
@@ -270,9 +271,7 @@ pub fn run(args: LinkemArgs) -> Result<()> {
     let config = args.to_config()?;
     let signals = block_termination_signals()?;
     let linkem = Linkem::start(&config)?;
-    let mut stdout = std::io::stdout();
-    writeln!(stdout, "linkem: ready")?;
-    stdout.flush()?;
+    outln!("linkem: ready")?;
     let mut died = false;
     while !wait_for_signal(&signals, SIGNAL_POLL) {
         if linkem.is_finished() {
@@ -282,10 +281,7 @@ pub fn run(args: LinkemArgs) -> Result<()> {
     }
     let stats = linkem.stop();
     if let Some(path) = &args.stats_json {
-        let tmp = path.with_extension("partial");
-        std::fs::write(&tmp, serde_json::to_string_pretty(&stats)?)
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+        write_atomic(path, &serde_json::to_string_pretty(&stats)?)?;
     }
     if died {
         bail!("a forwarding thread stopped unexpectedly");

@@ -6,10 +6,12 @@ use std::process::ExitCode;
 
 mod lab;
 mod linkem;
+mod output;
 
 use anyhow::{Context, Result};
 use braid_sim::{run, run_with_baseline, RunOutput, Scenario};
 use clap::{Parser, Subcommand};
+use output::{outln, write_atomic, StdoutClosed};
 
 mod bench_tunnel;
 mod keys;
@@ -88,6 +90,8 @@ enum BenchTarget {
 fn main() -> ExitCode {
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of stdout has gone: end quietly, as the `output` module explains.
+        Err(e) if e.is::<StdoutClosed>() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -107,9 +111,9 @@ fn real_main() -> Result<()> {
                 write_outputs(&dir, &s, &result)?;
             }
             if json {
-                println!("{}", serde_json::to_string(&result.report)?);
+                outln!("{}", serde_json::to_string(&result.report)?)?;
             } else {
-                print_summary(&result);
+                print_summary(&result)?;
             }
             Ok(())
         }
@@ -125,18 +129,24 @@ fn real_main() -> Result<()> {
     }
 }
 
-fn print_summary(r: &RunOutput) {
+fn print_summary(r: &RunOutput) -> Result<()> {
     let rep = &r.report;
-    println!("DLCT {:.2} s, goodput {:.2} Mbit/s", rep.dlct_s, rep.goodput_mbps);
+    outln!("DLCT {:.2} s, goodput {:.2} Mbit/s", rep.dlct_s, rep.goodput_mbps)?;
     if let (Some(b), Some(rel)) = (rep.baseline_dlct_s, rep.relative_dlct) {
-        println!("baseline DLCT {b:.2} s (path 1, no tunnel); relative DLCT {:.1}%", rel * 100.0);
+        outln!("baseline DLCT {b:.2} s (path 1, no tunnel); relative DLCT {:.1}%", rel * 100.0)?;
     }
-    println!(
+    outln!(
         "{:<10} {:>12} {:>7} {:>10} {:>10} {:>10} {:>8}",
-        "path", "bytes", "share", "mean_mbps", "srtt_ms", "srtt_max", "drops"
-    );
+        "path",
+        "bytes",
+        "share",
+        "mean_mbps",
+        "srtt_ms",
+        "srtt_max",
+        "drops"
+    )?;
     for p in &rep.paths {
-        println!(
+        outln!(
             "{:<10} {:>12} {:>6.1}% {:>10.2} {:>10.1} {:>10.1} {:>8}",
             p.name,
             p.bytes,
@@ -145,22 +155,14 @@ fn print_summary(r: &RunOutput) {
             p.srtt_ms_mean,
             p.srtt_ms_max,
             p.drops
-        );
+        )?;
     }
-    println!(
+    outln!(
         "protocol delay mean {:.1} ms max {:.1} ms; HoL mean {:.2} ms max {:.1} ms; scheduler drops {}; E2E retransmissions {}",
         rep.protocol_delay_ms.mean, rep.protocol_delay_ms.max, rep.hol_ms.mean, rep.hol_ms.max, rep.drops.scheduler, rep.e2e.retransmissions
-    );
-    println!("{} events in {:.3} s", rep.events, rep.wall_s);
-}
-
-/// Writes each file through a temporary name and a rename, so a failed run leaves no
-/// half-written file behind.
-fn write_atomic(path: &Path, contents: &str) -> Result<()> {
-    let tmp = path.with_extension("partial");
-    fs::write(&tmp, contents).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    )?;
+    outln!("{} events in {:.3} s", rep.events, rep.wall_s)?;
+    Ok(())
 }
 
 fn write_outputs(dir: &Path, s: &Scenario, r: &RunOutput) -> Result<()> {
@@ -173,10 +175,17 @@ fn write_outputs(dir: &Path, s: &Scenario, r: &RunOutput) -> Result<()> {
 }
 
 fn demo(scenario: &Path) -> Result<()> {
-    println!(
+    outln!(
         "{:<6} {:<6} {:<6} {:>8} {:>10} {:>12} {:>9} {:>9}",
-        "e2e", "tunnel", "sched", "dlct_s", "goodput", "relative", "share_p1", "share_p2"
-    );
+        "e2e",
+        "tunnel",
+        "sched",
+        "dlct_s",
+        "goodput",
+        "relative",
+        "share_p1",
+        "share_p2"
+    )?;
     for e2e in ["cubic", "bbr"] {
         let mut baseline = None;
         for sched in ["cpf", "srtt"] {
@@ -194,7 +203,7 @@ fn demo(scenario: &Path) -> Result<()> {
             };
             let r = run(&s, false)?.report;
             let share = |i: usize| r.paths.get(i).map_or(0.0, |p| p.share * 100.0);
-            println!(
+            outln!(
                 "{:<6} {:<6} {:<6} {:>8.2} {:>10.2} {:>11.1}% {:>8.1}% {:>8.1}%",
                 e2e,
                 s.tunnel.cc.as_str(),
@@ -204,10 +213,10 @@ fn demo(scenario: &Path) -> Result<()> {
                 r.dlct_s / b * 100.0,
                 share(0),
                 share(1)
-            );
+            )?;
         }
     }
-    println!("relative = DLCT over the tunnel / DLCT over path 1 alone without a tunnel (50% = perfect aggregation)");
+    outln!("relative = DLCT over the tunnel / DLCT over path 1 alone without a tunnel (50% = perfect aggregation)")?;
     Ok(())
 }
 
@@ -236,20 +245,20 @@ fn bench(repeat: u32) -> Result<()> {
     walls.sort_by(f64::total_cmp);
     let best = walls[0];
     let median = walls[walls.len() / 2];
-    println!(
+    outln!(
         "scenario: default nested (BBR over BBR tunnels, CPF, {} MB download)",
         s.e2e.bytes / 1_000_000
-    );
-    println!("simulated: DLCT {:.2} s, goodput {:.2} Mbit/s", r.dlct_s, r.goodput_mbps);
-    println!("wall time: best {best:.3} s, median {median:.3} s over {repeat} runs");
-    println!("events: {} ({:.2} M events/s)", r.events, r.events as f64 / best / 1e6);
-    println!(
+    )?;
+    outln!("simulated: DLCT {:.2} s, goodput {:.2} Mbit/s", r.dlct_s, r.goodput_mbps)?;
+    outln!("wall time: best {best:.3} s, median {median:.3} s over {repeat} runs")?;
+    outln!("events: {} ({:.2} M events/s)", r.events, r.events as f64 / best / 1e6)?;
+    outln!(
         "simulated packets: {} link traversals ({:.2} M packets/s)",
         r.simulated_packets,
         r.simulated_packets as f64 / best / 1e6
-    );
+    )?;
     if let Some(kib) = peak_rss_kib() {
-        println!("peak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0);
+        outln!("peak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0)?;
     }
     Ok(())
 }

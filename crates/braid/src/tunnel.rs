@@ -9,6 +9,8 @@ use braid_net::daemon::Daemon;
 use braid_net::metrics::fetch_status;
 use clap::{Args, Subcommand};
 
+use crate::output::{out, outln};
+
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct TunnelArgs {
@@ -63,9 +65,9 @@ fn status(config: Option<PathBuf>, metrics: Option<SocketAddr>, json: bool) -> R
     };
     let snap = fetch_status(addr)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&snap)?);
+        outln!("{}", serde_json::to_string_pretty(&snap)?)?;
     } else {
-        print!("{}", snap.to_table());
+        out!("{}", snap.to_table())?;
     }
     Ok(())
 }

@@ -18,6 +18,10 @@ use super::bbr2::{self, Bbr2Config, Bbr2ConfigError, Version};
 use super::coupled::{CoupledCubicConfig, WvegasConfig};
 use super::newreno::CcConfigError;
 
+/// The range of [`Bbr2Tuning::probe_rtt_interval`]: up to the min_rtt filter window
+/// ([`bbr2::config::MIN_RTT_WIN`]), whose min_rtt expiry makes ProbeRTT due anyway.
+const PROBE_RTT_INTERVAL_ALLOWED: &str = "in (0, 10 s] (the min_rtt filter window)";
+
 /// The BBRv2/v3 parameters a configuration may set; every other [`Bbr2Config`] field keeps
 /// its version's default. `Default` is the draft's value of each (section 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +83,19 @@ impl Bbr2Tuning {
     }
 
     /// Checks the values against [`Bbr2Config::validate`] on both versions' defaults.
+    ///
+    /// The ProbeRTT interval is checked first, against the min_rtt filter window that a tuning
+    /// cannot change ([`bbr2::config::MIN_RTT_WIN`], 10 s in both versions): the config's own
+    /// check states that bound as `min_rtt_win`, a field no configuration file can set, so
+    /// this one states it as a number.
     pub fn validate(&self) -> Result<(), Bbr2ConfigError> {
+        let interval = self.probe_rtt_interval;
+        if interval.is_zero() || interval > bbr2::config::MIN_RTT_WIN {
+            return Err(Bbr2ConfigError {
+                field: "probe_rtt_interval",
+                allowed: PROBE_RTT_INTERVAL_ALLOWED,
+            });
+        }
         self.config(Version::V2, 0).validate()?;
         self.config(Version::V3, 0).validate()
     }
@@ -209,5 +225,24 @@ mod tests {
         let e = bad(|t| t.coupled_cubic.alpha_exponent = 2.0);
         assert_eq!((e.algorithm(), e.field()), ("coupled_cubic", "alpha_exponent"));
         assert_eq!(e.to_string(), "coupled_cubic.alpha_exponent: must be in [0.5, 1]");
+    }
+
+    /// The bound is the 10 s min_rtt window of both versions, stated as a number: a tuning
+    /// cannot set `min_rtt_win`, so an error naming it would name nothing the user can change.
+    #[test]
+    fn probe_rtt_interval_is_bounded_by_the_10_s_min_rtt_window_named_as_a_number() {
+        for version in [Version::V2, Version::V3] {
+            assert_eq!(Bbr2Config::for_version(version).min_rtt_win, Duration::from_secs(10));
+        }
+        let with = |interval| Bbr2Tuning { probe_rtt_interval: interval, ..Bbr2Tuning::default() };
+        assert_eq!(with(Duration::from_secs(10)).validate(), Ok(()));
+        for interval in [Duration::ZERO, Duration::from_secs(10) + Duration::from_nanos(1)] {
+            let e = with(interval).validate().unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "bbr2.probe_rtt_interval: must be in (0, 10 s] (the min_rtt filter window)"
+            );
+            assert!(!e.allowed.contains("min_rtt_win"), "{e}");
+        }
     }
 }

@@ -587,7 +587,7 @@ fn tuning_errors_name_the_dotted_key() {
     let err = |text: &str, overrides: &[&str]| load(text, overrides).unwrap_err().to_string();
     assert_eq!(
         err("", &["tunnel.acpf.min_fraction=0.01", "tunnel.acpf.max_fraction=0.005"]),
-        "tunnel.acpf.max_fraction = 0.005: must be in [min_fraction, 1]"
+        "tunnel.acpf.max_fraction = 0.005: must be in [tunnel.acpf.min_fraction, 1]"
     );
     assert_eq!(
         err("[tunnel.acpf]\nmin_fraction = 0\n", &[]),
@@ -595,7 +595,7 @@ fn tuning_errors_name_the_dotted_key() {
     );
     assert_eq!(
         err("", &["e2e.bbr2.probe_rtt_interval_ms=20000"]),
-        "e2e.bbr2.probe_rtt_interval_ms = 20000: must be in (0, min_rtt_win]"
+        "e2e.bbr2.probe_rtt_interval_ms = 20000: must be in (0, 10 s] (the min_rtt filter window)"
     );
     let misspelt = err("", &["tunnel.acpf.min_fractio=0.6"]);
     let expected = "unknown field tunnel.acpf.min_fractio; expected one of: queue_threshold_pkts,";

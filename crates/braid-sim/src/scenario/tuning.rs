@@ -6,8 +6,9 @@
 //! as `*_ms` floats like the rest of the scenario. Its `Default` is converted from the core's
 //! `Default`, so a scenario without the table runs exactly as before, and validation converts
 //! it back and runs the core's own `validate`, so every range is written once, in the core;
-//! only the core's field name is mapped to the dotted key (`acpf.tick` is
-//! `tunnel.acpf.tick_ms`). The algorithm's name elsewhere in the scenario decides which table
+//! only the core's field names are mapped to dotted keys (`acpf.tick` is
+//! `tunnel.acpf.tick_ms`), both the field out of range and any field its range names
+//! (`in [tick, 3600 s]` reads `in [tunnel.acpf.tick_ms, 3600 s]`). The algorithm's name elsewhere in the scenario decides which table
 //! is read; every table is validated whichever runs.
 //!
 //! `[tunnel.bbr2]` is read by `tunnel.cc = "bbr2"` and `"bbr3"` alike (the version comes from
@@ -340,16 +341,47 @@ fn check<T: Serialize>(
     let name = prefix.rsplit('.').next().unwrap_or(prefix);
     let field =
         core_field.strip_prefix(name).and_then(|f| f.strip_prefix('.')).unwrap_or(core_field);
-    let ms_key = format!("{field}_ms");
-    let allowed = format!("must be {allowed}");
-    match values.get_key_value(field).or_else(|| values.get_key_value(&ms_key)) {
-        Some((key, value)) => {
-            Err(ScenarioError::invalid(format!("{prefix}.{key}"), show(value), allowed))
+    let allowed = format!("must be {}", with_dotted_keys(allowed, prefix, &values));
+    match key_of(&values, field) {
+        Some(key) => {
+            Err(ScenarioError::invalid(format!("{prefix}.{key}"), show(&values[key]), allowed))
         }
         None => {
             Err(ScenarioError::BadField { field: format!("{prefix}.{field}"), reason: allowed })
         }
     }
+}
+
+/// The table's key for the core's field `name`: the same name, or `name_ms` for a duration.
+fn key_of<'a>(values: &'a toml::Table, name: &str) -> Option<&'a str> {
+    let ms_key = format!("{name}_ms");
+    values.get_key_value(name).or_else(|| values.get_key_value(&ms_key)).map(|(k, _)| k.as_str())
+}
+
+/// A core range with every field of the table it names (`in [tick, 3600 s]`, `at most
+/// probe_rtt_interval`) written as the dotted key the user sets (`tunnel.acpf.tick_ms`,
+/// `tunnel.bbr2.probe_rtt_interval_ms`); other words are kept.
+fn with_dotted_keys(allowed: &str, prefix: &str, values: &toml::Table) -> String {
+    let mut out = String::with_capacity(allowed.len() + 64);
+    let mut rest = allowed;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let end =
+            rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let word = &rest[..end];
+        match key_of(values, word) {
+            Some(key) => {
+                out.push_str(prefix);
+                out.push('.');
+                out.push_str(key);
+            }
+            None => out.push_str(word),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A value as the other scenario errors print it (floats by Rust's `Display`: `0.5`, `1`).
@@ -422,7 +454,7 @@ mod tests {
         );
         assert_eq!(
             err(|t| t.blest.lambda_max = 0.5),
-            "tunnel.blest.lambda_max = 0.5: must be in [lambda_min, 10]"
+            "tunnel.blest.lambda_max = 0.5: must be in [tunnel.blest.lambda_min, 10]"
         );
         assert_eq!(err(|t| t.ecf.beta = -1.0), "tunnel.ecf.beta = -1: must be in [0, 10]");
         assert_eq!(
@@ -431,7 +463,7 @@ mod tests {
         );
         assert_eq!(
             err(|t| t.bbr2.probe_rtt_duration_ms = 6000.0),
-            "tunnel.bbr2.probe_rtt_duration_ms = 6000: must be at most probe_rtt_interval"
+            "tunnel.bbr2.probe_rtt_duration_ms = 6000: must be at most tunnel.bbr2.probe_rtt_interval_ms"
         );
         assert_eq!(
             err(|t| t.wvegas.total_alpha_pkts = 0),
@@ -452,5 +484,57 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("e2e.bbr2.beta_percent = 0: must be in 1..=99"));
+    }
+
+    /// A range bounded by another field names that field's dotted key, never a core name the
+    /// scenario does not have (`min_rtt_win`, `tick`, `probe_rtt_interval`).
+    #[test]
+    fn ranges_name_scenario_keys_only() {
+        let err = |edit: fn(&mut TunnelConfig)| {
+            let mut t = TunnelConfig::default();
+            edit(&mut t);
+            validate_tunnel(&t).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err(|t| t.bbr2.probe_rtt_interval_ms = 20000.0),
+            "tunnel.bbr2.probe_rtt_interval_ms = 20000: must be in (0, 10 s] (the min_rtt filter window)"
+        );
+        assert_eq!(
+            err(|t| t.bbr2.probe_rtt_interval_ms = 0.0),
+            "tunnel.bbr2.probe_rtt_interval_ms = 0: must be in (0, 10 s] (the min_rtt filter window)"
+        );
+        // 0.5 ms is below the 1 ms tick.
+        assert_eq!(
+            err(|t| t.acpf.ramp_up_ms = 0.5),
+            "tunnel.acpf.ramp_up_ms = 0.5: must be in [tunnel.acpf.tick_ms, 3600 s]"
+        );
+        assert_eq!(
+            err(|t| t.acpf.ramp_down_ms = 0.5),
+            "tunnel.acpf.ramp_down_ms = 0.5: must be in [tunnel.acpf.tick_ms, 3600 s]"
+        );
+        // 0.3 is below the 0.47 minimum.
+        assert_eq!(
+            err(|t| t.acpf.max_fraction = 0.3),
+            "tunnel.acpf.max_fraction = 0.3: must be in [tunnel.acpf.min_fraction, 1]"
+        );
+        assert_eq!(
+            err(|t| t.acpf.initial_fraction = Some(0.2)),
+            "tunnel.acpf.initial_fraction = 0.2: must be in [tunnel.acpf.min_fraction, tunnel.acpf.max_fraction]"
+        );
+        assert_eq!(
+            err(|t| t.blest.lambda_initial = 2.0),
+            "tunnel.blest.lambda_initial = 2: must be in [tunnel.blest.lambda_min, tunnel.blest.lambda_max]"
+        );
+        let e2e = Bbr2Table { probe_rtt_duration_ms: 6000.0, ..Bbr2Table::default() };
+        assert_eq!(
+            validate_bbr2("e2e.bbr2", &e2e).unwrap_err().to_string(),
+            "e2e.bbr2.probe_rtt_duration_ms = 6000: must be at most e2e.bbr2.probe_rtt_interval_ms"
+        );
+        // Words of a range that are not fields stay as they are.
+        let values = toml::Table::try_from(Bbr2Table::default()).unwrap();
+        assert_eq!(
+            with_dotted_keys("in (0, 10 s] (the min_rtt filter window)", "x", &values),
+            "in (0, 10 s] (the min_rtt filter window)"
+        );
     }
 }
