@@ -99,7 +99,7 @@ const KERNEL_CC: &str =
 const NO_FEEDBACK: &str = "the kernel acknowledges each path and the tunnel sends no feedback";
 
 /// Checks a `[tunnel]` section for TCP paths: a congestion control the kernel has, reliable
-/// paths (TCP is), and none of [`UDP_ONLY_KEYS`] changed from its default.
+/// paths (TCP is), and none of `UDP_ONLY_KEYS` changed from its default.
 pub fn check_tunnel(t: &TunnelSection) -> Result<KernelCc, ConfigError> {
     let cc = KernelCc::for_tunnel_cc(t.cc).ok_or_else(|| ConfigError::Invalid {
         field: "tunnel.cc".into(),
