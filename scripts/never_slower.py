@@ -10,8 +10,10 @@ combination "never slower" has its worst cell at or below 100%.
 
 The seed's two paths always have the same rate, which flatters schedulers that ignore rates
 (round robin). Three more columns, beyond the seed, test a default against what real bonding
-meets: path 2 at half and at a fifth of path 1's rate, and path 2 with 1% random loss (path 1
-stays the best single path in each). They are reported apart from the seed's columns.
+meets: path 2 at half and at a fifth of path 1's rate (RATE2/2, RATE2/5), path 2 80 ms longer
+than path 1 (ASYM80: between the seed's ASYM40 and the exclusion threshold), and path 2 with 1%
+random loss (LOSS2); path 1 stays the best single path in each. They are reported apart from
+the seed's columns.
 
 Every cell goes to a CSV (one row per run, for pandas); the console gets the rankings in
 Markdown. By default the paths are measured before the transfer and a path more than 100 ms
@@ -49,7 +51,7 @@ KEYS = [k for k in SCENARIOS if k]
 MEASURED = ["sim.path_handshake=true", "tunnel.max_rtt_spread_ms=100"]
 # Beyond the seed: (column name, overrides), each on the default scenario (SHORT).
 EXTRA = [("RATE2/2", ["paths.1.rate_mbps=25"]), ("RATE2/5", ["paths.1.rate_mbps=10"]),
-         ("LOSS2", ["paths.1.loss=0.01"])]
+         ("ASYM80", ["paths.1.rtt_ms=100"]), ("LOSS2", ["paths.1.loss=0.01"])]
 # Columns whose runs draw random numbers (loss): their cell is the mean over --loss-seeds seeds.
 RANDOM = {"LOSS2"}
 # --perturb: small changes to a loss-free cell, which is otherwise one deterministic run. A cell
