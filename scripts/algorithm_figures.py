@@ -176,6 +176,25 @@ FIGURES += [
         "height": 4.4,
     },
     {
+        # ECF's own rule needs a queue: 52 Mbit/s of UDP against a 50 Mbit/s fast path keeps
+        # packets waiting, and the 200 ms slow path would deliver them later than the fast
+        # path's next windows do, so ECF waits where SRTT sends.
+        "name": "sched_wait",
+        "title": "Waiting for the fast path: 52 Mbit/s UDP, path 1 50 Mbit/s 20 ms, path 2 5 Mbit/s 200 ms",
+        "scenario": "scenarios/default.toml",
+        "set": ["e2e.kind=udp", "e2e.udp_rate_mbps=52", "e2e.bytes=30000000",
+                "paths.1.rate_mbps=5", "paths.1.rtt_ms=200"],
+        "until": 5.3,
+        "runs": {s: [f"tunnel.scheduler={s}"] for s in ("srtt", "otias", "blest", "ecf")},
+        "axes": [
+            [("throughput.csv:cellular_mbps", s, 1.0, s) for s in ("srtt", "otias", "blest", "ecf")],
+            [("hol_ms_mean", s, 1.0, s) for s in ("srtt", "otias", "blest", "ecf")],
+            [("sched_queue_pkts", s, 1.0, s) for s in ("srtt", "otias", "blest", "ecf")],
+        ],
+        "ylabels": ["path 2 Mbit/s", "mean HoL wait (ms)", "scheduler queue (pkts)"],
+        "height": 5.8,
+    },
+    {
         "name": "redundant",
         "title": "Redundant scheduler: every packet on every path with room (UDP, default paths)",
         "scenario": "scenarios/default.toml",
