@@ -437,13 +437,15 @@ mod tests {
         assert_eq!(acpf.to_core().initial_fraction, 0.8);
     }
 
+    /// The validation error of the default tunnel section after `edit`.
+    fn err(edit: fn(&mut TunnelConfig)) -> String {
+        let mut t = TunnelConfig::default();
+        edit(&mut t);
+        validate_tunnel(&t).unwrap_err().to_string()
+    }
+
     #[test]
     fn core_errors_are_reported_under_the_dotted_key() {
-        let err = |edit: fn(&mut TunnelConfig)| {
-            let mut t = TunnelConfig::default();
-            edit(&mut t);
-            validate_tunnel(&t).unwrap_err().to_string()
-        };
         assert_eq!(
             err(|t| t.acpf.min_fraction = 0.0),
             "tunnel.acpf.min_fraction = 0: must be in (0, 1]"
@@ -490,11 +492,6 @@ mod tests {
     /// scenario does not have (`min_rtt_win`, `tick`, `probe_rtt_interval`).
     #[test]
     fn ranges_name_scenario_keys_only() {
-        let err = |edit: fn(&mut TunnelConfig)| {
-            let mut t = TunnelConfig::default();
-            edit(&mut t);
-            validate_tunnel(&t).unwrap_err().to_string()
-        };
         assert_eq!(
             err(|t| t.bbr2.probe_rtt_interval_ms = 20000.0),
             "tunnel.bbr2.probe_rtt_interval_ms = 20000: must be in (0, 10 s] (the min_rtt filter window)"
