@@ -253,6 +253,25 @@ FIGURES += [
         "height": 5.4,
     },
     {
+        # BBR end to end over reliable BBR tunnels (the seed's TCP tunnels), 1% loss on path 1:
+        # with the adaptive wait alone the receiver gives up what path 1 is repairing.
+        "name": "repair_wait",
+        "title": "Repair wait: BBR over reliable BBR tunnels, 1% loss on path 1, 30 MB",
+        "scenario": "scenarios/default.toml",
+        "set": ["e2e.cc=bbr", "tunnel.cc=bbr", "tunnel.reliability=reliable",
+                "paths.0.loss=0.01", "e2e.bytes=30000000"],
+        "until": 6.6,
+        "runs": {"adaptive wait": [], "adaptive + repair wait 200 ms": ["tunnel.repair_wait_ms=200"]},
+        "axes": [
+            [("released_on_timeout", r, 1.0, r) for r in ("adaptive wait", "adaptive + repair wait 200 ms")],
+            [("hol_ms_max", r, 1.0, r) for r in ("adaptive wait", "adaptive + repair wait 200 ms")],
+            [("throughput.csv:goodput_mbps", r, 1.0, r, "cumsum")
+             for r in ("adaptive wait", "adaptive + repair wait 200 ms")],
+        ],
+        "ylabels": ["gaps given up", "max HoL (ms)", "delivered (MB)"],
+        "height": 5.4,
+    },
+    {
         "name": "droptail",
         "title": "Drop-tail FIFO (100 packets) at path 1: NewReno tunnel, 120 Mbit/s UDP, CPF",
         "scenario": "scenarios/default.toml",

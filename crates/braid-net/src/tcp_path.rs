@@ -84,12 +84,13 @@ pub enum TcpPathError {
 /// `[tunnel.acpf]`, `[tunnel.blest]`, `[tunnel.ecf]`) and the receiver the reordering keys; the
 /// keys below reach no code, so a value other than the default is refused rather than
 /// ignored.
-const UDP_ONLY_KEYS: [(&str, &str); 7] = [
+const UDP_ONLY_KEYS: [(&str, &str); 8] = [
     ("bbr2", KERNEL_CC),
     ("wvegas", KERNEL_CC),
     ("coupled_cubic", KERNEL_CC),
     ("counting", KERNEL_CC),
     ("max_rtt_spread_ms", "path exclusion is part of the UDP sender only"),
+    ("repair_wait_ms", "the kernel repairs each path unseen and hands on only what is in order"),
     ("feedback_every_pkts", NO_FEEDBACK),
     ("feedback_max_delay_ms", NO_FEEDBACK),
 ];

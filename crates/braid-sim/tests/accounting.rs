@@ -52,8 +52,11 @@ fn arb_tunnel() -> impl Strategy<Value = Vec<String>> {
         one_of(Reliability::NAMES),
         any::<bool>(),
         any::<bool>(),
+        prop_oneof![Just(None), (5.0f64..300.0).prop_map(Some)],
     )
-        .prop_map(|(cc, sched, reorder, reliability, fast_loss, equalize)| {
+        .prop_map(|(cc, sched, reorder, reliability, fast_loss, equalize, repair_wait)| {
+            let repair_wait =
+                repair_wait.filter(|_| reliability == "reliable" && reorder != "none");
             vec![
                 format!("tunnel.cc={cc}"),
                 format!("tunnel.scheduler={sched}"),
@@ -61,6 +64,10 @@ fn arb_tunnel() -> impl Strategy<Value = Vec<String>> {
                 format!("tunnel.reliability={reliability}"),
                 format!("tunnel.fast_loss_detection={}", fast_loss && reorder != "none"),
                 format!("tunnel.equalize_delay={equalize}"),
+                format!(
+                    "tunnel.repair_wait_ms={}",
+                    repair_wait.map_or("off".into(), |w| w.to_string())
+                ),
             ]
         })
 }

@@ -32,6 +32,12 @@
 //!   lowest number still in the delay line, which has arrived) is given up, the held packets
 //!   below it and the packet at the bound are released (`released_on_fast_loss`), then the
 //!   consecutive run after it.
+//! - With a repair wait, a held packet below which some path's repair window (the global
+//!   numbers a reliable path may still deliver behind a loss it is repairing, set by the tunnel
+//!   receiver) meets a missing number has `deadline = max(deadline, arrival + repair_wait)`.
+//!   The window is an interval, so a number in it may already be held or released; the wait is
+//!   then longer than it needs to be, never shorter. Deadlines stay ordered within a lane: the
+//!   test only widens as the packet's number grows.
 //! - A packet below the next expected number (its gap was given up) is released at once as
 //!   `late`.
 //! - At most `buffer_pkts` packets are held: those numbered `next_expected + 1 ..=
@@ -64,6 +70,7 @@
 //! carries most of the traffic grows a few times, amortised, up to its bound.
 
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::time::Duration;
 
 use super::duplicate_filter::{DuplicateFilter, Seen};
@@ -123,6 +130,12 @@ pub struct ReorderBuffer<P> {
     /// Per lane (path), held packets in entry order; every front is held.
     waiting: Box<[VecDeque<Waiting>]>,
     ready: VecDeque<Released<P>>,
+    repair_wait: Option<Duration>,
+    /// Per path, the global numbers it may still deliver behind a loss it is repairing
+    /// (`start..end`); see [`ReorderBuffer::set_repair_window`].
+    repairs: Box<[Option<Range<u64>>]>,
+    /// Paths with a repair window.
+    repairs_open: usize,
     stats: ReorderStats,
 }
 
@@ -155,6 +168,9 @@ impl<P> ReorderBuffer<P> {
             next_expected: 0,
             waiting: (0..lanes).map(|_| VecDeque::with_capacity(lane_len)).collect(),
             ready: VecDeque::with_capacity(capacity + 1),
+            repair_wait: config.repair_wait.filter(|_| config.kind != ReorderKind::None),
+            repairs: (0..n_paths).map(|_| None).collect(),
+            repairs_open: 0,
             stats: ReorderStats::default(),
         }
     }
@@ -220,6 +236,20 @@ impl<P> ReorderBuffer<P> {
         self.next_event().map(|(at, _)| at)
     }
 
+    /// `path` holds back packets behind a loss it is repairing, and may still deliver any global
+    /// number in `window` (above the last number it delivered, up to the highest it holds
+    /// back); `None` once it holds nothing back. Only read with a repair wait; unknown paths are
+    /// ignored.
+    pub fn set_repair_window(&mut self, path: usize, window: Option<Range<u64>>) {
+        let Some(slot) = self.repairs.get_mut(path) else {
+            return;
+        };
+        let window = window.filter(|w| !w.is_empty());
+        self.repairs_open =
+            self.repairs_open + usize::from(window.is_some()) - usize::from(slot.is_some());
+        *slot = window;
+    }
+
     /// The current wait limit (zero for `none`).
     pub fn wait_limit(&self) -> Duration {
         self.wait.current()
@@ -257,7 +287,19 @@ impl<P> ReorderBuffer<P> {
     }
 
     fn deadline(&self, w: &Waiting) -> Instant {
-        (w.arrival + self.wait.current()).max(w.entered)
+        let deadline = (w.arrival + self.wait.current()).max(w.entered);
+        match self.repair_wait {
+            Some(repair) if self.repairs_open > 0 && self.repair_pending_below(w.seq) => {
+                deadline.max(w.arrival + repair)
+            }
+            _ => deadline,
+        }
+    }
+
+    /// Whether a path's repair window meets the missing numbers below `seq`
+    /// (`next_expected..seq`).
+    fn repair_pending_below(&self, seq: u64) -> bool {
+        self.repairs.iter().flatten().any(|w| w.start < seq && w.end > self.next_expected)
     }
 
     /// Handles every event due by `now`.

@@ -22,12 +22,19 @@
 //! - `adaptive`: the wait limit follows the measured one-way-delay difference between paths
 //!   plus a margin ([`wait_limit::AdaptiveWaitLimit`]).
 //!
-//! Two switches add to a policy (both off by default: Table 1 names only the adaptive policy):
+//! Three switches add to a policy (all off by default: Table 1 names only the adaptive policy):
 //! - [`ReorderConfig::fast_loss_detection`] (`static`, `adaptive`): a gap is given up as soon as
 //!   every active path has delivered a higher number (`fast_loss.rs`); the wait limit still
 //!   applies.
 //! - [`ReorderConfig::equalize_delay`] (every policy): packets of faster paths are held by their
 //!   lag behind the slowest path before they reach the reorder stage (`equalize.rs`).
+//! - [`ReorderConfig::repair_wait`] (`static`, `adaptive`; Braid's own, not in the seed): on
+//!   reliable tunnel paths, a gap that a path may still be repairing waits up to this long for
+//!   the retransmission instead of the wait limit. The tunnel receiver tells the buffer which
+//!   global numbers each path may still deliver: the loss and the packets it holds back behind
+//!   it ([`ReorderBuffer::set_repair_window`]). Without it the adaptive limit, the paths' delay
+//!   difference plus 10 ms, gives up a gap before a repair one path RTT later can fill it,
+//!   and the end-to-end TCP sees the loss the tunnel was repairing.
 //!
 //! Whatever the policy, each global sequence number is delivered at most once: a sliding-window
 //! duplicate filter in front of everything refuses second copies (`duplicate_filter.rs`), which
@@ -146,6 +153,12 @@ pub struct ReorderConfig {
     /// Hold packets of faster paths by their one-way-delay lag behind the slowest path (seed 000
     /// section 2.1). Any policy. Default off.
     pub equalize_delay: bool,
+    /// Wait for repairs: a held packet below which a reliable path may still deliver a number,
+    /// behind a loss it is repairing ([`ReorderBuffer::set_repair_window`]), waits up to this
+    /// long after its arrival
+    /// before its gap is given up, if that is longer than the wait limit. `None` (the default,
+    /// as the seed) waits the wait limit only. `static` and `adaptive` only.
+    pub repair_wait: Option<Duration>,
 }
 
 impl Default for ReorderConfig {
@@ -158,6 +171,7 @@ impl Default for ReorderConfig {
             new_sample_weight: DEFAULT_NEW_SAMPLE_WEIGHT,
             fast_loss_detection: false,
             equalize_delay: false,
+            repair_wait: None,
         }
     }
 }
@@ -175,6 +189,10 @@ pub enum ReorderConfigError {
     NewSampleWeight(f64),
     #[error("fast_loss_detection = true: needs kind static or adaptive (none holds no gaps)")]
     FastLossWithoutWait,
+    #[error("repair_wait = {0:?}: must be at most {MAX_WAIT_LIMIT:?}")]
+    RepairWait(Duration),
+    #[error("repair_wait is set: needs kind static or adaptive (none holds no gaps)")]
+    RepairWaitWithoutWait,
 }
 
 impl ReorderConfig {
@@ -194,6 +212,13 @@ impl ReorderConfig {
         }
         if self.fast_loss_detection && self.kind == ReorderKind::None {
             return Err(ReorderConfigError::FastLossWithoutWait);
+        }
+        match self.repair_wait {
+            Some(w) if w > MAX_WAIT_LIMIT => return Err(ReorderConfigError::RepairWait(w)),
+            Some(_) if self.kind == ReorderKind::None => {
+                return Err(ReorderConfigError::RepairWaitWithoutWait)
+            }
+            _ => {}
         }
         Ok(())
     }
@@ -324,7 +349,23 @@ mod tests {
         for kind in [ReorderKind::Static, ReorderKind::Adaptive] {
             let c = ReorderConfig { kind, fast_loss_detection: true, ..ok.clone() };
             assert_eq!(c.validate(), Ok(()), "fast loss detection combines with {kind:?}");
+            let c = ReorderConfig { kind, repair_wait: Some(MAX_WAIT_LIMIT), ..ok.clone() };
+            assert_eq!(c.validate(), Ok(()), "the repair wait combines with {kind:?}");
         }
+        let long = MAX_WAIT_LIMIT + Duration::from_millis(1);
+        assert_eq!(
+            ReorderConfig { repair_wait: Some(long), ..ok.clone() }.validate(),
+            Err(ReorderConfigError::RepairWait(long))
+        );
+        assert_eq!(
+            ReorderConfig {
+                kind: ReorderKind::None,
+                repair_wait: Some(Duration::from_millis(1)),
+                ..ok.clone()
+            }
+            .validate(),
+            Err(ReorderConfigError::RepairWaitWithoutWait)
+        );
         let edges = ReorderConfig {
             buffer_pkts: 1,
             static_wait: MAX_WAIT_LIMIT,

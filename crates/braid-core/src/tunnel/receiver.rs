@@ -150,6 +150,11 @@ struct ReceiverPath {
     first_unacked_arrival: Instant,
     newest_send_ts_ns: u64,
     newest_arrival: Instant,
+    /// Reliable paths: one above the last global number the path handed on in order, and one
+    /// above the highest it received; while it holds packets back behind a loss, it may still
+    /// deliver any global number between the two (the loss itself and what waits behind it).
+    repair_from: u64,
+    received_to: u64,
 }
 
 /// Receiver side of one tunnel direction. See the module documentation.
@@ -163,6 +168,8 @@ pub struct TunnelReceiver<P> {
     rejected: VecDeque<P>,
     feedback_every_pkts: u32,
     feedback_max_delay: Duration,
+    /// Reliable paths report what they are repairing to the reorder buffer (its repair wait).
+    reports_repairs: bool,
     stats: ReceiverStats,
 }
 
@@ -181,6 +188,8 @@ impl<P> TunnelReceiver<P> {
             rejected: VecDeque::with_capacity(64),
             feedback_every_pkts: config.feedback_every_pkts,
             feedback_max_delay: config.feedback_max_delay,
+            reports_repairs: config.reliability == Reliability::Reliable
+                && config.reorder.repair_wait.is_some(),
             stats: ReceiverStats::default(),
         }
     }
@@ -201,7 +210,10 @@ impl<P> TunnelReceiver<P> {
         let payload = match self.reassembly.get_mut(i) {
             None => Some(payload),
             Some(r) => match r.insert(*header, payload) {
-                Reassembled::Accepted => None,
+                Reassembled::Accepted => {
+                    path.received_to = path.received_to.max(header.global_seq.saturating_add(1));
+                    None
+                }
                 Reassembled::Duplicate(p) => {
                     // Acknowledge it again: the sender may have missed the first acknowledgment.
                     path.ranges.insert(header.path_seq);
@@ -224,12 +236,18 @@ impl<P> TunnelReceiver<P> {
         let Some(payload) = payload else {
             while let Some((h, p)) = self.reassembly[i].pop_ready() {
                 path.ranges.advance_floor(h.path_seq + 1);
+                path.repair_from = path.repair_from.max(h.global_seq.saturating_add(1));
                 if let Insert::Duplicate(p) =
                     self.reorder.insert(now, i, h.global_seq, h.send_ts_ns, p)
                 {
                     self.stats.duplicate_pkts += 1;
                     self.rejected.push_back(p);
                 }
+            }
+            if self.reports_repairs {
+                let holds_back = self.reassembly[i].len() > 0;
+                let window = holds_back.then_some(path.repair_from..path.received_to);
+                self.reorder.set_repair_window(i, window);
             }
             return None;
         };
@@ -370,6 +388,60 @@ mod tests {
                 assert_eq!((f.path_id, r), (path_id, vec![(0, 2)]), "{kind:?}");
             }
         }
+    }
+
+    /// Path 0 loses global 1 (its path sequence 1) and repairs it at 50 ms; path 1 delivers
+    /// global 2 at 1 ms, which waits for 1. Returns the delivered numbers and how many gaps
+    /// were given up.
+    fn loss_repaired_at_50_ms(repair_wait: Option<Duration>) -> (Vec<u64>, u64) {
+        use crate::reorder::{ReorderConfig, ReorderKind};
+        let config = TunnelConfig {
+            reliability: Reliability::Reliable,
+            reorder: ReorderConfig {
+                kind: ReorderKind::Static,
+                static_wait: Duration::from_millis(10),
+                repair_wait,
+                ..ReorderConfig::default()
+            },
+            ..TunnelConfig::default()
+        };
+        let mut rx: TunnelReceiver<u64> = TunnelReceiver::new(&config);
+        let header = |path_id: u8, path_seq: u64, global_seq: u64| DataHeader {
+            flags: 0,
+            path_id,
+            payload_len: 100,
+            global_seq,
+            path_seq,
+            send_ts_ns: 0,
+        };
+        let mut delivered = Vec::new();
+        let mut at = |rx: &mut TunnelReceiver<u64>, ms: u64, h: Option<DataHeader>| {
+            let now = Instant::from_nanos(ms * 1_000_000);
+            if let Some(h) = h {
+                assert_eq!(rx.handle_data(now, &h, h.global_seq), None);
+            }
+            delivered.extend(std::iter::from_fn(|| rx.poll_deliver(now)).map(|r| r.payload));
+        };
+        at(&mut rx, 0, Some(header(0, 0, 0)));
+        at(&mut rx, 1, Some(header(1, 0, 2)));
+        at(&mut rx, 2, Some(header(0, 2, 3))); // held behind path 0's hole at path_seq 1
+        at(&mut rx, 30, None);
+        at(&mut rx, 50, Some(header(0, 1, 1))); // the retransmission
+        at(&mut rx, 200, None);
+        (delivered, rx.stats().reorder.skipped_seqs)
+    }
+
+    #[test]
+    fn a_gap_a_reliable_path_is_repairing_waits_for_the_repair_wait() {
+        let (delivered, skipped) = loss_repaired_at_50_ms(None);
+        assert_eq!(skipped, 1, "the 10 ms wait gives global 1 up at 11 ms");
+        assert_eq!(delivered, vec![0, 2, 1, 3], "1 arrives late, after its gap was given up");
+        let (delivered, skipped) = loss_repaired_at_50_ms(Some(Duration::from_millis(100)));
+        assert_eq!(skipped, 0, "path 0 may still deliver 1: the gap waits for the repair");
+        assert_eq!(delivered, vec![0, 1, 2, 3]);
+        let (delivered, skipped) = loss_repaired_at_50_ms(Some(Duration::from_millis(20)));
+        assert_eq!(skipped, 1, "a repair wait shorter than the repair gives the gap up at 21 ms");
+        assert_eq!(delivered, vec![0, 2, 1, 3]);
     }
 
     #[test]

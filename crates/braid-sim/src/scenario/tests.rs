@@ -494,6 +494,29 @@ fn max_rtt_spread_reaches_the_core_and_is_range_checked() {
 }
 
 #[test]
+fn repair_wait_needs_reliable_paths_and_a_wait_and_reaches_the_core() {
+    let s = load("", &["tunnel.reliability=reliable", "tunnel.repair_wait_ms=200"]).unwrap();
+    let core = s.tunnel.to_core(&[1, 2], 1500);
+    assert_eq!(core.reorder.repair_wait, Some(std::time::Duration::from_millis(200)));
+    assert_eq!(Scenario::default().tunnel.to_core(&[1, 2], 1500).reorder.repair_wait, None);
+    let off = load("", &["tunnel.repair_wait_ms=off"]).unwrap();
+    assert_eq!(off.tunnel.repair_wait_ms, None, "off needs no reliable paths");
+    for (sets, wants) in [
+        (&["tunnel.repair_wait_ms=200"][..], "needs tunnel.reliability = \"reliable\""),
+        (&["tunnel.reliability=partial", "tunnel.repair_wait_ms=200"][..], "needs"),
+        (
+            &["tunnel.reliability=reliable", "tunnel.reorder=none", "tunnel.repair_wait_ms=200"][..],
+            "tunnel.reorder = \"static\" or \"adaptive\"",
+        ),
+        (&["tunnel.reliability=reliable", "tunnel.repair_wait_ms=0.5"][..], "[1, 10000]"),
+    ] {
+        let err = load("", sets).unwrap_err().to_string();
+        assert!(err.starts_with("tunnel.repair_wait_ms = "), "{sets:?}: {err}");
+        assert!(err.contains(wants), "{sets:?}: {err}");
+    }
+}
+
+#[test]
 fn max_rtt_spread_is_switched_off_by_name_and_written_out_so() {
     assert_eq!(load("", &["tunnel.max_rtt_spread_ms=off"]).unwrap().tunnel.max_rtt_spread_ms, None);
     let file = "[tunnel]\nmax_rtt_spread_ms = \"off\"\n";

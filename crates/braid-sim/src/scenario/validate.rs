@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
+use braid_core::tunnel::Reliability;
+
 use super::{
     tuning, E2eConfig, LinkConfig, LossChoice, PathConfig, ReorderChoice, Scenario, ScenarioError,
     SimConfig, TunnelConfig,
@@ -186,6 +188,18 @@ pub(super) fn tunnel(t: &TunnelConfig) -> Result<(), ScenarioError> {
             "true",
             "needs tunnel.reorder = \"static\" or \"adaptive\" (with \"none\" nothing waits)",
         ));
+    }
+    if let Some(wait) = t.repair_wait_ms {
+        float("tunnel.repair_wait_ms", wait, F64Range::closed(1.0, 10_000.0))?;
+        if t.reliability != Reliability::Reliable || t.reorder == ReorderChoice::None {
+            return Err(ScenarioError::invalid(
+                "tunnel.repair_wait_ms",
+                wait,
+                "needs tunnel.reliability = \"reliable\" (only reliable paths repair and say \
+                 what they are repairing) and tunnel.reorder = \"static\" or \"adaptive\"; \
+                 \"off\" to switch it off",
+            ));
+        }
     }
     int("tunnel.header_bytes", t.header_bytes, 0..=200)?;
     tuning::validate_tunnel(t)

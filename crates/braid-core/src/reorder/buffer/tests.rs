@@ -618,6 +618,7 @@ fn config() -> impl Strategy<Value = ReorderConfig> {
             new_sample_weight: 0.95,
             fast_loss_detection: fast_loss && k != 0,
             equalize_delay,
+            repair_wait: None,
         },
     )
 }
@@ -906,4 +907,54 @@ proptest! {
         let s = b.stats();
         prop_assert_eq!((s.duplicates, s.too_old, s.released()), (duplicates, too_old, accepted));
     }
+}
+
+/// Static 50 ms wait, 200 ms repair wait; 0 delivered, 3 held from 10 ms (1 and 2 missing).
+fn holding_3_with_repair_wait() -> ReorderBuffer<u64> {
+    let config = ReorderConfig {
+        kind: ReorderKind::Static,
+        buffer_pkts: 16,
+        repair_wait: Some(Duration::from_millis(200)),
+        ..ReorderConfig::default()
+    };
+    let mut b = ReorderBuffer::new(config, 2);
+    put(&mut b, t_ms(0), 0);
+    assert_eq!(drain(&mut b, t_ms(0)), vec![0]);
+    put(&mut b, t_ms(10), 3);
+    b
+}
+
+#[test]
+fn the_repair_wait_applies_only_while_a_window_meets_a_missing_number() {
+    // Without a window the static wait gives 1 and 2 up at 60 ms.
+    let b = holding_3_with_repair_wait();
+    assert_eq!(b.poll_timeout(), Some(t_ms(60)));
+    // A window at or above the held packet cannot fill its gaps.
+    let mut b = holding_3_with_repair_wait();
+    b.set_repair_window(1, Some(3..9));
+    assert_eq!(b.poll_timeout(), Some(t_ms(60)));
+    // A window below the next expected number neither.
+    b.set_repair_window(1, Some(0..1));
+    assert_eq!(b.poll_timeout(), Some(t_ms(60)));
+    // Path 1 may still deliver 2: the gap waits 200 ms from 3's arrival.
+    b.set_repair_window(1, Some(2..3));
+    assert_eq!(b.poll_timeout(), Some(t_ms(210)));
+    assert_eq!(drain(&mut b, t_ms(100)), Vec::<u64>::new());
+    // Unknown paths and empty windows change nothing; clearing the window restores the wait.
+    b.set_repair_window(7, None);
+    b.set_repair_window(0, Some(5..5));
+    assert_eq!(b.poll_timeout(), Some(t_ms(210)));
+    b.set_repair_window(1, None);
+    assert_eq!(drain(&mut b, t_ms(100)), vec![3]);
+    assert_eq!(b.stats().skipped_seqs, 2);
+}
+
+#[test]
+fn without_a_repair_wait_a_window_changes_nothing() {
+    let mut b = buffer(ReorderKind::Static, 16);
+    put(&mut b, t_ms(0), 0);
+    drain(&mut b, t_ms(0));
+    put(&mut b, t_ms(10), 3);
+    b.set_repair_window(1, Some(1..3));
+    assert_eq!(b.poll_timeout(), Some(t_ms(60)));
 }
