@@ -41,12 +41,10 @@
 //! Its defaults are not the simulator's, which reproduce seed 000's Table 1, but those for
 //! bonding real links ([`TunnelSection::bonding`]): ACPF over reliable BBRv2 paths, and a path
 //! whose minimum RTT is more than 100 ms above the fastest one's left out
-//! (`max_rtt_spread_ms = "off"` uses every path), and a gap a path is repairing waits up to
-//! 200 ms for the repair (`repair_wait_ms`; dropped when the section makes the paths other than
-//! reliable). Over `transport = "tcp"` the kernel runs the paths' congestion control and has no
-//! BBRv2, and path exclusion and the repair wait exist only over UDP, so the default there is
-//! ACPF over reliable BBR paths without either. The section is laid over that default: keys it
-//! gives replace the default's, the rest keep it.
+//! (`max_rtt_spread_ms = "off"` uses every path). Over `transport = "tcp"` the kernel runs the
+//! paths' congestion control and has no BBRv2, and path exclusion exists only in the UDP sender,
+//! so the default there is ACPF over reliable BBR paths without exclusion. The section is laid
+//! over that default: keys it gives replace the default's, the rest keep it.
 
 use std::fmt;
 use std::fs;
@@ -56,9 +54,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use braid_core::cc::TunnelCc;
-use braid_core::tunnel::Reliability;
 use braid_core::wire::DATA_HEADER_LEN;
-use braid_sim::scenario::{ReorderChoice, ScenarioError, TunnelConfig as TunnelSection};
+use braid_sim::scenario::{ScenarioError, TunnelConfig as TunnelSection};
 use serde::Deserialize;
 
 use crate::crypto::Cipher;
@@ -400,27 +397,15 @@ impl DaemonConfig {
 pub fn default_tunnel(transport: Transport) -> TunnelSection {
     match transport {
         Transport::Udp => TunnelSection::bonding(),
-        Transport::Tcp => TunnelSection {
-            cc: TunnelCc::Bbr,
-            max_rtt_spread_ms: None,
-            repair_wait_ms: None,
-            ..TunnelSection::bonding()
-        },
+        Transport::Tcp => {
+            TunnelSection { cc: TunnelCc::Bbr, max_rtt_spread_ms: None, ..TunnelSection::bonding() }
+        }
     }
 }
 
-/// The `[tunnel]` table laid over [`default_tunnel`]. The default's repair wait applies where
-/// it can: a table that makes the paths other than reliable, or the receiver `none`, without
-/// giving `repair_wait_ms` itself, runs without one (a `repair_wait_ms` it gives is checked).
+/// The `[tunnel]` table laid over [`default_tunnel`].
 fn tunnel_section(table: toml::Table, transport: Transport) -> Result<TunnelSection, ConfigError> {
-    let gives_repair_wait = table.contains_key("repair_wait_ms");
-    let mut t =
-        TunnelSection::from_table_over(&default_tunnel(transport), table).map_err(tunnel_error)?;
-    let repairs_apply = t.reliability == Reliability::Reliable && t.reorder != ReorderChoice::None;
-    if !gives_repair_wait && !repairs_apply {
-        t.repair_wait_ms = None;
-    }
-    Ok(t)
+    TunnelSection::from_table_over(&default_tunnel(transport), table).map_err(tunnel_error)
 }
 
 /// A `[tunnel]` value the scenario's validation refused, under its dotted key.
@@ -743,20 +728,15 @@ cost = 7
             (c.tunnel.reliability, c.tunnel.max_rtt_spread_ms),
             (Reliability::Reliable, Some(100.0))
         );
-        assert_eq!(c.tunnel.repair_wait_ms, Some(200.0));
-        assert_eq!(c.core_config().reorder.repair_wait, Some(Duration::from_millis(200)));
-        // Paths made unreliable drop the default's repair wait; one the section gives is checked.
+        assert_eq!(c.core_config().reorder.repair_wait, None, "off by default");
+        // The repair wait, given, reaches the core; it needs reliable paths, and UDP ones.
         let with =
             |extra: &str| CLIENT.replace("cc = \"cubic\"", &format!("cc = \"cubic\"\n{extra}"));
-        let c = DaemonConfig::from_toml_str(&with("reliability = \"partial\"")).unwrap();
-        assert_eq!(c.tunnel.repair_wait_ms, None);
-        let c = DaemonConfig::from_toml_str(&with("reorder = \"none\"")).unwrap();
-        assert_eq!(c.tunnel.repair_wait_ms, None);
-        let given = with("reliability = \"unreliable\"\nrepair_wait_ms = 100");
+        let c = DaemonConfig::from_toml_str(&with("repair_wait_ms = 200")).unwrap();
+        assert_eq!(c.core_config().reorder.repair_wait, Some(Duration::from_millis(200)));
+        let given = with("reliability = \"unreliable\"\nrepair_wait_ms = 200");
         let e = DaemonConfig::from_toml_str(&given).unwrap_err().to_string();
         assert!(e.contains("tunnel.repair_wait_ms") && e.contains("reliable"), "{e}");
-        let c = DaemonConfig::from_toml_str(&with("repair_wait_ms = \"off\"")).unwrap();
-        assert_eq!(c.core_config().reorder.repair_wait, None);
         let off = CLIENT.replace("cc = \"cubic\"", "cc = \"cubic\"\nmax_rtt_spread_ms = \"off\"");
         let c = DaemonConfig::from_toml_str(&off).unwrap();
         assert_eq!((c.tunnel.max_rtt_spread_ms, c.core_config().max_rtt_spread), (None, None));
@@ -765,8 +745,8 @@ cost = 7
         let c = DaemonConfig::from_toml_str(&tcp).unwrap();
         assert_eq!((c.tunnel.scheduler, c.tunnel.cc), (SchedulerKind::Acpf, TunnelCc::Bbr));
         assert_eq!(
-            (c.tunnel.reliability, c.tunnel.max_rtt_spread_ms, c.tunnel.repair_wait_ms),
-            (Reliability::Reliable, None, None)
+            (c.tunnel.reliability, c.tunnel.max_rtt_spread_ms),
+            (Reliability::Reliable, None)
         );
         let given = format!("{tcp}[tunnel]\nrepair_wait_ms = 200\n");
         let e = DaemonConfig::from_toml_str(&given).unwrap_err().to_string();
