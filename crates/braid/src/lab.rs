@@ -34,7 +34,8 @@ pub struct LabArgs {
     /// Also run the single-path baseline and report the relative DLCT.
     #[arg(long)]
     baseline: bool,
-    /// What the download runs over. Until `braid tunnel` is merged only `baseline` works.
+    /// What the download runs over: path 1 alone (`baseline`), or two `braid tunnel` daemons
+    /// bonding every path (`tunnel`).
     #[arg(long, value_enum, default_value_t = ModeArg::Baseline)]
     mode: ModeArg,
     /// Link emulator: tc htb (rate and buffer only) or `braid linkem` (delay, loss, CoDel too).
