@@ -128,6 +128,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
             },
             cc: s.e2e.cc,
             hystart: s.e2e.hystart,
+            cubic_undo: s.e2e.cubic_undo,
             bbr2: s.e2e.bbr2.to_core(),
         },
         E2eKind::Udp => AppConfig::Udp {

@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use braid_core::cc::cubic::{Cubic, CubicConfig};
+use braid_core::cc::cubic::{Cubic, CubicConfig, CubicUndo};
 use braid_core::cc::hystart::HystartConfig;
 use braid_core::cc::{Bbr2Tuning, CcAlgorithm, Controller};
 use braid_core::tunnel::{TunnelConfig, TunnelReceiver};
@@ -37,12 +37,13 @@ const FEEDBACK_OUTER_HEADER_BYTES: u32 = 28;
 /// The end-to-end application.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AppConfig {
-    /// Cubic is Linux's ([`CubicConfig::linux`]); `hystart` switches its HyStart. BBRv2/v3
-    /// run with `bbr2`.
+    /// Cubic is Linux's ([`CubicConfig::linux`]); `hystart` switches its HyStart, `cubic_undo`
+    /// picks what undoing a spurious recovery restores. BBRv2/v3 run with `bbr2`.
     Tcp {
         tcp: TcpConfig,
         cc: CcAlgorithm,
         hystart: bool,
+        cubic_undo: CubicUndo,
         bbr2: Bbr2Tuning,
     },
     Udp {
@@ -228,7 +229,7 @@ impl World {
             hops.push(Hop::ProxyFromUe(i));
         }
         let (server, ue_app) = match &cfg.app {
-            AppConfig::Tcp { tcp, cc, hystart, bbr2 } => {
+            AppConfig::Tcp { tcp, cc, hystart, cubic_undo, bbr2 } => {
                 let params = braid_core::cc::CcParams {
                     mss_bytes: tcp.mss_bytes as u64,
                     initial_window_pkts: tcp.initial_window_pkts as u64,
@@ -237,7 +238,8 @@ impl World {
                 let controller: Box<dyn Controller> = match cc {
                     CcAlgorithm::Cubic => {
                         let hystart = hystart.then(HystartConfig::default);
-                        let config = CubicConfig { hystart, ..CubicConfig::linux() };
+                        let config =
+                            CubicConfig { hystart, undo: *cubic_undo, ..CubicConfig::linux() };
                         Box::new(Cubic::with_config(params, config))
                     }
                     _ => cc.build_tuned(params, 0, bbr2),

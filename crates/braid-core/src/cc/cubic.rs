@@ -71,7 +71,10 @@
 //!   `cubictcp` uses `tcp_reno_undo_cwnd`: `max(cwnd, prior_cwnd)`), and, as section 4.9 lists,
 //!   `W_max`, `cwnd_prior` and the stage (`t_epoch`, K, `W_est`) as they were before the
 //!   reduction. Linux keeps the reduced `last_max_cwnd` and restarts the epoch instead; the
-//!   RFC's fuller restore is what makes the undo leave no trace of the false loss.
+//!   RFC's fuller restore is what makes the undo leave no trace of the false loss, and is the
+//!   default. [`CubicUndo::Linux`] does what Linux does; the difference matters after HyStart
+//!   has left slow start without a loss: Linux's 5%-per-RTT floor (`last_max_cwnd == 0`) ends
+//!   with the first spurious recovery, the RFC's restore keeps it.
 //! - Not implemented: ECN (section 4.6's 1-SMSS floor): the [`Controller`] trait does not report
 //!   it.
 
@@ -204,6 +207,47 @@ pub struct CubicConfig {
     /// RTT, which matters once HyStart has left slow start without a loss. Default 0 (RFC 9438
     /// section 4.10: the curve from K = 0 alone); [`CubicConfig::linux`] sets 0.05.
     pub growth_without_w_max: f64,
+    /// What the undo of a spurious congestion event restores. Default
+    /// [`CubicUndo::Rfc9438`].
+    pub undo: CubicUndo,
+}
+
+/// What [`Controller::on_spurious_congestion`] restores besides `cwnd` and `ssthresh`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CubicUndo {
+    /// RFC 9438 section 4.9: `W_max`, `cwnd_prior` and the stage as before the reduction.
+    #[default]
+    Rfc9438,
+    /// Linux `tcp_cubic.c` (`tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`): nothing; W_max
+    /// keeps the value the event set (`last_max_cwnd`) and a new stage starts at the next ACK
+    /// (`epoch_start` was cleared by the event).
+    Linux,
+}
+
+impl CubicUndo {
+    pub const NAMES: &'static [&'static str] = &["rfc9438", "linux"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CubicUndo::Rfc9438 => "rfc9438",
+            CubicUndo::Linux => "linux",
+        }
+    }
+}
+
+impl std::str::FromStr for CubicUndo {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "rfc9438" => Ok(CubicUndo::Rfc9438),
+            "linux" => Ok(CubicUndo::Linux),
+            other => Err(format!(
+                "unknown CUBIC undo {other:?}; expected one of: {}",
+                CubicUndo::NAMES.join(", ")
+            )),
+        }
+    }
 }
 
 impl Default for CubicConfig {
@@ -217,6 +261,7 @@ impl Default for CubicConfig {
             abc_limit_segments: DEFAULT_ABC_LIMIT_SEGMENTS,
             hystart: None,
             growth_without_w_max: 0.0,
+            undo: CubicUndo::Rfc9438,
         }
     }
 }
@@ -268,7 +313,7 @@ struct Epoch {
 
 /// CUBIC's state before a reduction, kept to undo it (RFC 9438 section 4.9's `*_prior` values).
 #[derive(Clone, Copy, Debug)]
-struct CubicUndo {
+struct UndoState {
     w_max_bytes: Option<f64>,
     cwnd_prior_bytes: f64,
     epoch: Option<Epoch>,
@@ -293,7 +338,7 @@ pub struct Cubic {
     last_ack_time: Option<Instant>,
     /// The state before the first reduction from the open state, as [`ClassicWindow`] keeps
     /// `cwnd` and `ssthresh`.
-    undo: Option<CubicUndo>,
+    undo: Option<UndoState>,
     hystart: Option<Hystart>,
 }
 
@@ -406,7 +451,7 @@ impl Cubic {
     /// inside an episode keeps the older values, as [`ClassicWindow`] does).
     fn save_undo(&mut self) {
         if self.window.is_open() {
-            self.undo = Some(CubicUndo {
+            self.undo = Some(UndoState {
                 w_max_bytes: self.w_max_bytes,
                 cwnd_prior_bytes: self.cwnd_prior_bytes,
                 epoch: self.epoch,
@@ -508,10 +553,15 @@ impl Controller for Cubic {
             return;
         };
         debug_assert!(restored_window, "CUBIC and its window save undo state together");
-        self.w_max_bytes = undo.w_max_bytes;
-        self.cwnd_prior_bytes = undo.cwnd_prior_bytes;
-        self.epoch = undo.epoch;
         self.cwnd_carry_bytes = 0.0;
+        match self.config.undo {
+            CubicUndo::Rfc9438 => {
+                self.w_max_bytes = undo.w_max_bytes;
+                self.cwnd_prior_bytes = undo.cwnd_prior_bytes;
+                self.epoch = undo.epoch;
+            }
+            CubicUndo::Linux => self.epoch = None,
+        }
     }
 
     fn cwnd_bytes(&self) -> u64 {
@@ -596,6 +646,42 @@ mod tests {
             linux.round();
         }
         assert!(linux.cwnd_pkts() < after_loss * 1.05, "{after_loss} -> {}", linux.cwnd_pkts());
+    }
+
+    #[test]
+    fn a_linux_undo_keeps_the_reduced_w_max_so_the_five_percent_floor_ends() {
+        // As above, slow start ends at 28 segments without a loss; then a loss that proves
+        // spurious. RFC 9438 4.9 restores W_max (unknown), so the floor keeps compounding 5% a
+        // round (x1.63 in 10); Linux keeps the last_max_cwnd the event set, and a stage from
+        // K = 0 follows.
+        let rtt = Duration::from_millis(40);
+        let run = |undo: CubicUndo| {
+            let config = CubicConfig { undo, ..CubicConfig::linux() };
+            let mut f = AckClock::new(Cubic::with_config(params(), config), rtt);
+            f.round();
+            f.rtt = Duration::from_millis(50);
+            for _ in 0..3 {
+                f.round();
+            }
+            let before = f.cwnd_pkts();
+            f.lose_one();
+            f.cc.on_spurious_congestion(f.now);
+            assert_eq!(f.cwnd_pkts(), before, "{undo:?}: the window is restored either way");
+            for _ in 0..10 {
+                f.round();
+            }
+            let unknown = f.cc.epoch.map(|e| e.w_max_unknown);
+            (before, f.cwnd_pkts(), unknown)
+        };
+        let (before, rfc, rfc_unknown) = run(CubicUndo::Rfc9438);
+        assert_eq!(rfc_unknown, Some(true), "the restored stage still has no W_max");
+        assert!(rfc > before * 1.5, "RFC 9438 undo: {before} -> {rfc}");
+        let (before, linux, linux_unknown) = run(CubicUndo::Linux);
+        assert_eq!(linux_unknown, Some(false), "the new stage starts from the event's W_max");
+        // The Reno estimate leads the curve from K = 0: about one segment a round.
+        assert!(linux - before < 11.0, "Linux undo: {before} -> {linux}");
+        assert_eq!("linux".parse::<CubicUndo>(), Ok(CubicUndo::Linux));
+        assert!("bsd".parse::<CubicUndo>().unwrap_err().contains("rfc9438, linux"));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use braid_core::cc::cubic::CubicUndo;
 use braid_core::cc::{CcAlgorithm, TunnelCc};
 use braid_core::sched::SchedulerKind;
 use braid_core::tunnel::Reliability;
@@ -47,7 +48,8 @@ named!(
     E2eKind,
     Reliability,
     AqmChoice,
-    CountingChoice
+    CountingChoice,
+    CubicUndo
 );
 
 /// `deserialize_with` for a named enum: a string parsed with the type's `FromStr`, whose error

@@ -39,6 +39,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+use braid_core::cc::cubic::CubicUndo;
 use braid_core::cc::{CcAlgorithm, TunnelCc, UnknownName};
 use braid_core::reorder::{ReorderConfig, ReorderKind};
 use braid_core::sched::SchedulerKind;
@@ -389,6 +390,12 @@ pub struct E2eConfig {
     /// Cubic only: leave slow start by Linux's HyStart, as Linux servers do by default
     /// (`tcp_cubic` module parameter `hystart = 1`). `false` is RFC 9438's plain slow start.
     pub hystart: bool,
+    /// Cubic only: what undoing a spurious recovery restores. `rfc9438` (the default, as the
+    /// tables in docs/validation.md were produced): W_max and the curve as before the
+    /// reduction (RFC 9438 section 4.9). `linux`: as `tcp_cubic`, only cwnd and ssthresh, so the
+    /// reduced W_max stays and ends the 5%-per-RTT floor that follows a HyStart exit.
+    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
+    pub cubic_undo: CubicUndo,
     /// Bytes to transfer. Section 4: a 300 MB download.
     pub bytes: u64,
     /// TCP payload per segment, bytes (1500-byte MTU minus IPv4, TCP and timestamps).
@@ -420,6 +427,7 @@ impl Default for E2eConfig {
             kind: E2eKind::Tcp,
             cc: CcAlgorithm::Cubic,
             hystart: true,
+            cubic_undo: CubicUndo::Rfc9438,
             bytes: 300_000_000,
             mss_bytes: 1448,
             initial_window_pkts: 10,

@@ -606,6 +606,20 @@ fn e2e_bbr2_reaches_the_server() {
 }
 
 #[test]
+fn e2e_cubic_undo_reaches_the_server_and_names_its_choices() {
+    use crate::topology::AppConfig;
+    use braid_core::cc::cubic::CubicUndo;
+    let undo = |s: &Scenario| match crate::run::world_config(s, false).unwrap().app {
+        AppConfig::Tcp { cubic_undo, .. } => cubic_undo,
+        AppConfig::Udp { .. } => panic!("a TCP download"),
+    };
+    assert_eq!(undo(&Scenario::default()), CubicUndo::Rfc9438);
+    assert_eq!(undo(&load("", &["e2e.cubic_undo=linux"]).unwrap()), CubicUndo::Linux);
+    let err = load("", &["e2e.cubic_undo=bsd"]).unwrap_err().to_string();
+    assert!(err.contains("e2e.cubic_undo") && err.contains("rfc9438, linux"), "{err}");
+}
+
+#[test]
 fn tuning_errors_name_the_dotted_key() {
     let err = |text: &str, overrides: &[&str]| load(text, overrides).unwrap_err().to_string();
     assert_eq!(
