@@ -286,20 +286,29 @@ impl<P> ReorderBuffer<P> {
         path.min(self.waiting.len() - 1)
     }
 
+    #[inline]
     fn deadline(&self, w: &Waiting) -> Instant {
         let deadline = (w.arrival + self.wait.current()).max(w.entered);
-        match self.repair_wait {
-            Some(repair) if self.repairs_open > 0 && self.repair_pending_below(w.seq) => {
-                deadline.max(w.arrival + repair)
-            }
-            _ => deadline,
+        if self.repairs_open == 0 {
+            return deadline;
         }
+        self.deadline_for_repair(deadline, w)
     }
 
-    /// Whether a path's repair window meets the missing numbers below `seq`
-    /// (`next_expected..seq`).
-    fn repair_pending_below(&self, seq: u64) -> bool {
-        self.repairs.iter().flatten().any(|w| w.start < seq && w.end > self.next_expected)
+    /// `deadline` extended by the repair wait when a path's repair window meets the missing
+    /// numbers below `w` (`next_expected..w.seq`). Out of line: it runs only while a reliable
+    /// path holds packets back.
+    #[inline(never)]
+    fn deadline_for_repair(&self, deadline: Instant, w: &Waiting) -> Instant {
+        let Some(repair) = self.repair_wait else {
+            return deadline;
+        };
+        let next = self.next_expected;
+        if self.repairs.iter().flatten().any(|r| r.start < w.seq && r.end > next) {
+            deadline.max(w.arrival + repair)
+        } else {
+            deadline
+        }
     }
 
     /// Handles every event due by `now`.

@@ -281,6 +281,7 @@ impl<P: Clone> TunnelSender<P> {
     }
 
     /// The next packet to put on the wire at `now`, if any. Call until `None`.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit<P>> {
         self.schedule(now);
         loop {
@@ -477,6 +478,7 @@ impl<P: Clone> TunnelSender<P> {
 
     /// The earliest time the sender needs [`TunnelSender::handle_timeout`] or
     /// [`TunnelSender::poll_transmit`] again.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut earliest: Option<Instant> = None;
         let mut consider = |t: Instant| earliest = Some(earliest.map_or(t, |e| e.min(t)));
