@@ -125,6 +125,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
                 delack_segments: s.e2e.delack_segments,
                 delack_timeout: ms(s.e2e.delack_timeout_ms),
                 total_bytes: s.e2e.bytes,
+                dsack: s.e2e.dsack,
             },
             cc: s.e2e.cc,
             hystart: s.e2e.hystart,

@@ -6,6 +6,7 @@
 //! receiver choices come from the names the core registers, so a newly added algorithm is
 //! covered without touching this file.
 
+use braid_core::cc::cubic::CubicUndo;
 use braid_core::cc::{CcAlgorithm, TunnelCc};
 use braid_core::sched::SchedulerKind;
 use braid_core::tunnel::Reliability;
@@ -80,30 +81,42 @@ fn arb_overrides() -> impl Strategy<Value = Vec<String>> {
         one_of(CcAlgorithm::NAMES),
         arb_tunnel(),
         (prop_oneof![Just("tcp"), Just("udp")], arb_loss(), arb_loss(), any::<u32>()),
-        arb_aqm(),
+        (arb_aqm(), any::<bool>(), one_of(CubicUndo::NAMES)),
     )
-        .prop_map(|(rtts, rates, bufs, e2e, tunnel, (kind, loss, uplink_loss, seed), aqm)| {
-            let mut o = vec![
-                format!("server_link.rtt_ms={}", rtts.0),
-                format!("paths.0.rtt_ms={}", rtts.1),
-                format!("paths.1.rtt_ms={}", rtts.2),
-                format!("paths.0.rate_mbps={}", rates.0),
-                format!("paths.1.rate_mbps={}", rates.1),
-                format!("paths.0.buffer_pkts={}", bufs.0),
-                format!("paths.1.buffer_pkts={}", bufs.1),
-                format!("tunnel.sched_queue_pkts={}", bufs.2),
-                format!("e2e.cc={e2e}"),
-                format!("e2e.kind={kind}"),
-                format!("paths.1.loss={loss}"),
-                format!("paths.0.uplink_loss={uplink_loss}"),
-                "e2e.udp_rate_mbps=150".into(),
-                "e2e.bytes=3000000".into(),
-                format!("seed={seed}"),
-            ];
-            o.extend(tunnel);
-            o.extend(aqm);
-            o
-        })
+        .prop_map(
+            |(
+                rtts,
+                rates,
+                bufs,
+                e2e,
+                tunnel,
+                (kind, loss, uplink_loss, seed),
+                (aqm, dsack, undo),
+            )| {
+                let mut o = vec![
+                    format!("server_link.rtt_ms={}", rtts.0),
+                    format!("paths.0.rtt_ms={}", rtts.1),
+                    format!("paths.1.rtt_ms={}", rtts.2),
+                    format!("paths.0.rate_mbps={}", rates.0),
+                    format!("paths.1.rate_mbps={}", rates.1),
+                    format!("paths.0.buffer_pkts={}", bufs.0),
+                    format!("paths.1.buffer_pkts={}", bufs.1),
+                    format!("tunnel.sched_queue_pkts={}", bufs.2),
+                    format!("e2e.cc={e2e}"),
+                    format!("e2e.kind={kind}"),
+                    format!("paths.1.loss={loss}"),
+                    format!("paths.0.uplink_loss={uplink_loss}"),
+                    "e2e.udp_rate_mbps=150".into(),
+                    "e2e.bytes=3000000".into(),
+                    format!("seed={seed}"),
+                    format!("e2e.dsack={dsack}"),
+                    format!("e2e.cubic_undo={undo}"),
+                ];
+                o.extend(tunnel);
+                o.extend(aqm);
+                o
+            },
+        )
 }
 
 proptest! {

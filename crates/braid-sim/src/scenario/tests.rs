@@ -620,6 +620,17 @@ fn e2e_cubic_undo_reaches_the_server_and_names_its_choices() {
 }
 
 #[test]
+fn e2e_dsack_reaches_the_tcp_config() {
+    use crate::topology::AppConfig;
+    let dsack = |s: &Scenario| match crate::run::world_config(s, false).unwrap().app {
+        AppConfig::Tcp { tcp, .. } => tcp.dsack,
+        AppConfig::Udp { .. } => panic!("a TCP download"),
+    };
+    assert!(!dsack(&Scenario::default()));
+    assert!(dsack(&load("", &["e2e.dsack=true"]).unwrap()));
+}
+
+#[test]
 fn tuning_errors_name_the_dotted_key() {
     let err = |text: &str, overrides: &[&str]| load(text, overrides).unwrap_err().to_string();
     assert_eq!(

@@ -88,6 +88,11 @@ pub struct TcpConfig {
     pub delack_timeout: Duration,
     /// Size of the greedy download in payload bytes.
     pub total_bytes: u64,
+    /// DSACK (RFC 2883): the receiver reports a duplicate segment, and the sender's RACK widens
+    /// its reordering window per round trip that sees one (RFC 8985 section 6.2 step 4, Linux
+    /// `tcp_rack_update_reo_wnd`). Linux does both by default (`tcp_dsack = 1`); off here by
+    /// default, as the tables in docs/validation.md were produced.
+    pub dsack: bool,
 }
 
 impl Default for TcpConfig {
@@ -101,6 +106,7 @@ impl Default for TcpConfig {
             delack_segments: 2,
             delack_timeout: Duration::from_millis(40),
             total_bytes: DEFAULT_TOTAL_BYTES,
+            dsack: false,
         }
     }
 }
@@ -227,6 +233,9 @@ pub struct Ack {
     /// The timestamp option's TSecr: the receiver's `TS.Recent` (RFC 7323 section 4.3), the
     /// TSval of the segment that most recently advanced the left edge of the window.
     pub ts_ecr: Instant,
+    /// The ACK reports a duplicate segment (RFC 2883's D-SACK block, sent first; only its
+    /// presence is modelled).
+    pub dsack: bool,
 }
 
 impl Ack {
@@ -235,10 +244,11 @@ impl Ack {
         &self.sack[..usize::from(self.sack_count).min(MAX_SACK_BLOCKS)]
     }
 
-    /// Bytes on the wire: headers, plus the SACK option (2 + 8n bytes) padded to a multiple of
-    /// 4 with NOPs when any block is present (RFC 2018 section 3; RFC 9293 section 3.1).
+    /// Bytes on the wire: headers, plus the SACK option (2 + 8n bytes, the D-SACK block
+    /// included) padded to a multiple of 4 with NOPs when any block is present (RFC 2018
+    /// section 3; RFC 9293 section 3.1).
     pub fn wire_len(&self) -> u32 {
-        let n = self.sack_blocks().len() as u32;
+        let n = self.sack_blocks().len() as u32 + u32::from(self.dsack);
         if n == 0 {
             return TCP_IP_HEADER_BYTES;
         }

@@ -20,7 +20,8 @@
 //! was sent later and expires later. This makes detection O(newly lost + 1) per ACK.
 //!
 //! # Choices where RFC 8985 leaves room or where the model is simpler
-//! - No DSACK, so `RACK.reo_wnd_mult` stays 1 (section 6.2 step 4 adaptation not modelled).
+//! - `RACK.reo_wnd_mult` adapts to DSACKs (section 6.2 step 4) only when the receiver reports
+//!   them ([`super::TcpConfig::dsack`], off by default); otherwise it stays 1.
 //! - Section 6.2 step 2 discards a retransmitted segment's RTT when the ACK's timestamp echo
 //!   predates the retransmission; ACKs here carry no echo, so only the other test of the RFC
 //!   (and Linux `tcp_rack_advance`) applies: an RTT below min_RTT is the original's ACK.
@@ -38,6 +39,13 @@ use super::scoreboard::{Scoreboard, SegState};
 /// RFC 8985 section 6.2 step 4 (and RFC 6675's DupThresh): with this many segments SACKed and
 /// no reordering seen, the reordering window is zero.
 pub const DUP_THRESH_SEGS: u64 = 3;
+
+/// Section 6.2 step 4: recoveries a widened reordering window persists without a DSACK.
+pub const REO_WND_PERSIST: u32 = 16;
+
+/// Largest `RACK.reo_wnd_mult` (Linux keeps `reo_wnd_steps` in a byte); SRTT caps the window
+/// long before.
+const MAX_REO_WND_MULT: u32 = 255;
 /// RFC 8985 section 6.2 step 4: the reordering window is min_RTT / 4 ...
 pub const REO_WND_MIN_RTT_DIVISOR: u32 = 4;
 /// RFC 8985 section 7.2: PTO = 2 * SRTT.
@@ -95,6 +103,12 @@ pub struct Rack {
     next_original: u64,
     /// Retransmissions in order of transmission time: (segment, transmission time).
     retransmissions: VecDeque<(u64, Instant)>,
+    /// `RACK.reo_wnd_mult`: the reordering window in steps of min_RTT / 4.
+    reo_wnd_mult: u32,
+    /// `RACK.reo_wnd_persist`: recoveries left before the window returns to one step.
+    reo_wnd_persist: u32,
+    /// `RACK.dsack_round`: `SND.NXT` when the window last widened; one step per round trip.
+    dsack_round: Option<u64>,
 }
 
 impl Rack {
@@ -107,6 +121,9 @@ impl Rack {
             reordering_seen: false,
             next_original: 0,
             retransmissions: VecDeque::with_capacity(window_segments + 1),
+            reo_wnd_mult: 1,
+            reo_wnd_persist: 0,
+            dsack_round: None,
         }
     }
 
@@ -119,6 +136,30 @@ impl Rack {
     /// `tcp_rack_reo_wnd` reads).
     pub fn note_reordering(&mut self) {
         self.reordering_seen = true;
+    }
+
+    /// Section 6.2 step 4, the DSACK part of RACK_update_reo_wnd (Linux
+    /// `tcp_rack_update_reo_wnd`): a DSACK in a round trip that has not seen one widens the
+    /// window by a step and keeps it for [`REO_WND_PERSIST`] recoveries. Segments, as
+    /// `snd_una` and `snd_nxt`.
+    pub fn on_ack_dsack(&mut self, dsack: bool, snd_una: u64, snd_nxt: u64) {
+        if self.dsack_round.is_some_and(|round| snd_una >= round) {
+            self.dsack_round = None;
+        }
+        if dsack && self.dsack_round.is_none() {
+            self.dsack_round = Some(snd_nxt);
+            self.reo_wnd_mult = self.reo_wnd_mult.saturating_add(1).min(MAX_REO_WND_MULT);
+            self.reo_wnd_persist = REO_WND_PERSIST;
+        }
+    }
+
+    /// A fast or RTO recovery ended (section 6.2 step 4): after [`REO_WND_PERSIST`] without a
+    /// DSACK the window returns to one step.
+    pub fn on_recovery_exit(&mut self) {
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+        if self.reo_wnd_persist == 0 {
+            self.reo_wnd_mult = 1;
+        }
     }
 
     /// A retransmission of `seq` left at `now`.
@@ -168,7 +209,8 @@ impl Rack {
         }
     }
 
-    /// Section 6.2 step 4, RACK_update_reo_wnd (without DSACK adaptation).
+    /// Section 6.2 step 4, RACK_update_reo_wnd: min(reo_wnd_mult x min_RTT / 4, SRTT), or zero
+    /// while no reordering was seen and recovery or DupThresh says loss.
     pub fn reo_wnd(
         &self,
         in_recovery: bool,
@@ -182,7 +224,7 @@ impl Rack {
         let Some(min_rtt) = min_rtt else {
             return Duration::ZERO;
         };
-        let wnd = min_rtt / REO_WND_MIN_RTT_DIVISOR;
+        let wnd = min_rtt / REO_WND_MIN_RTT_DIVISOR * self.reo_wnd_mult;
         srtt.map_or(wnd, |s| wnd.min(s))
     }
 
@@ -402,6 +444,32 @@ mod tests {
         assert_eq!(rack.detect_loss(&mut b, at_ms(41), reo, &mut batch), Some(at_ms(50)));
         assert_eq!(rack.detect_loss(&mut b, at_ms(50), reo, &mut batch), None);
         assert_eq!(batch.segments, 1);
+    }
+
+    #[test]
+    fn dsacks_widen_the_window_a_step_per_round_trip_until_sixteen_clean_recoveries() {
+        let mut rack = Rack::new(64);
+        rack.note_reordering();
+        let (min_rtt, srtt) = (Some(Duration::from_millis(40)), Some(Duration::from_millis(100)));
+        let wnd = |rack: &Rack| rack.reo_wnd(false, 0, min_rtt, srtt).as_millis();
+        assert_eq!(wnd(&rack), 10, "one step: min_RTT / 4");
+        rack.on_ack_dsack(true, 0, 100);
+        assert_eq!(wnd(&rack), 20);
+        rack.on_ack_dsack(true, 50, 120);
+        assert_eq!(wnd(&rack), 20, "a second DSACK in the same round trip changes nothing");
+        rack.on_ack_dsack(false, 100, 150); // the round ends
+        rack.on_ack_dsack(true, 110, 160);
+        assert_eq!(wnd(&rack), 30);
+        for round in 0..20u64 {
+            rack.on_ack_dsack(true, 200 + 100 * round, 250 + 100 * round);
+        }
+        assert_eq!(wnd(&rack), 100, "capped at SRTT");
+        for _ in 0..REO_WND_PERSIST - 1 {
+            rack.on_recovery_exit();
+        }
+        assert_eq!(wnd(&rack), 100, "15 recoveries without a DSACK keep it");
+        rack.on_recovery_exit();
+        assert_eq!(wnd(&rack), 10, "the 16th returns it to one step");
     }
 
     #[test]

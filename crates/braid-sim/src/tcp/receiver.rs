@@ -72,6 +72,8 @@ pub struct TcpReceiver {
     ts_recent: Instant,
     /// RFC 7323 `Last.ACK.sent`: the cumulative ACK of the latest ACK sent (Linux `rcv_wup`).
     last_ack_sent: u64,
+    /// A duplicate segment arrived since the last ACK, to report by D-SACK ([`TcpConfig::dsack`]).
+    dsack_pending: bool,
     metrics: TcpReceiverMetrics,
 }
 
@@ -90,6 +92,7 @@ impl TcpReceiver {
             delack_deadline: None,
             ts_recent: Instant::ZERO,
             last_ack_sent: 0,
+            dsack_pending: false,
             metrics: TcpReceiverMetrics::default(),
         }
     }
@@ -127,6 +130,7 @@ impl TcpReceiver {
         }
         if seq < self.rcv_nxt || self.out_of_order.find(seq).is_some() {
             self.metrics.duplicate_segments += 1;
+            self.dsack_pending = self.config.dsack;
             self.ack_now = true;
             return 0;
         }
@@ -195,7 +199,11 @@ impl TcpReceiver {
 
     fn build_ack(&mut self) -> Ack {
         self.last_ack_sent = self.rcv_nxt;
-        let mut ack = Ack { cum_ack: self.rcv_nxt, ts_ecr: self.ts_recent, ..Ack::default() };
+        let dsack = std::mem::take(&mut self.dsack_pending);
+        let mut ack =
+            Ack { cum_ack: self.rcv_nxt, ts_ecr: self.ts_recent, dsack, ..Ack::default() };
+        // RFC 2883 section 4: the D-SACK block goes first and takes one of the option's slots.
+        let max_blocks = MAX_SACK_BLOCKS - usize::from(dsack);
         let mut n = 0;
         let mut kept = 0;
         for i in 0..self.recent_len {
@@ -205,7 +213,7 @@ impl TcpReceiver {
             };
             self.recent[kept] = m;
             kept += 1;
-            if n < MAX_SACK_BLOCKS && !ack.sack[..n].contains(&block) {
+            if n < max_blocks && !ack.sack[..n].contains(&block) {
                 ack.sack[n] = block;
                 n += 1;
             }
@@ -345,6 +353,31 @@ mod tests {
         assert_eq!(r.handle_segment(now, &seg(Q + 2)), 0);
         assert!(r.poll_ack(now).is_some());
         assert_eq!(r.metrics().duplicate_segments, 1);
+    }
+
+    #[test]
+    fn a_duplicate_is_reported_by_dsack_first_only_when_enabled() {
+        let now = Instant::ZERO;
+        for dsack in [false, true] {
+            let mut r = receiver_after(TcpConfig { dsack, ..cfg(Q + 20) }, Q);
+            // Three holes open: three SACK blocks.
+            for s in [Q + 1, Q + 3, Q + 5] {
+                r.handle_segment(now, &seg(s));
+            }
+            let ack = r.poll_ack(now).unwrap();
+            assert_eq!((ack.dsack, blocks(&ack).len()), (false, 3));
+            r.handle_segment(now, &seg(Q - 1)); // delivered before: a duplicate
+            let ack = r.poll_ack(now).expect("a duplicate is acknowledged at once");
+            assert_eq!(ack.dsack, dsack);
+            // With the D-SACK block first, two SACK blocks still fit the option.
+            assert_eq!(blocks(&ack).len(), if dsack { 2 } else { 3 });
+            assert_eq!(
+                ack.wire_len(),
+                Ack { dsack: false, ..ack }.wire_len() + 8 * u32::from(dsack)
+            );
+            r.handle_segment(now, &seg(Q + 7));
+            assert!(!r.poll_ack(now).unwrap().dsack, "reported once");
+        }
     }
 
     #[test]

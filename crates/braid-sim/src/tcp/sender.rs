@@ -446,6 +446,7 @@ impl TcpSender {
             self.board.insert_sacked_range(start, end);
         }
 
+        let was_recovering = self.recovery != Recovery::Open;
         let una_advanced = self.board.una() > prior_una;
         let rtt_sample = delivered.rtt_sample(now, una_advanced, ack.ts_ecr);
         if let Some(r) = rtt_sample {
@@ -461,6 +462,10 @@ impl TcpSender {
             _ => false,
         };
         self.check_spurious_recovery(now, episode_ended, una_advanced, ack.ts_ecr);
+        if was_recovering && self.recovery == Recovery::Open {
+            self.rack.on_recovery_exit();
+        }
+        self.rack.on_ack_dsack(ack.dsack, self.board.una(), self.board.nxt());
 
         // RFC 8985 section 7.4: did an outstanding loss probe repair a loss?
         if self.tlp.on_ack(self.board.una(), delivered.bytes > 0) == TlpAckOutcome::RepairedLoss {
