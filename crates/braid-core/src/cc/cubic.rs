@@ -236,16 +236,17 @@ impl CubicUndo {
 }
 
 impl std::str::FromStr for CubicUndo {
-    type Err = String;
+    type Err = super::UnknownName;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "rfc9438" => Ok(CubicUndo::Rfc9438),
             "linux" => Ok(CubicUndo::Linux),
-            other => Err(format!(
-                "unknown CUBIC undo {other:?}; expected one of: {}",
-                CubicUndo::NAMES.join(", ")
-            )),
+            _ => Err(super::UnknownName {
+                what: "CUBIC undo",
+                given: s.to_string(),
+                allowed: Self::NAMES,
+            }),
         }
     }
 }
@@ -681,7 +682,7 @@ mod tests {
         // The Reno estimate leads the curve from K = 0: about one segment a round.
         assert!(linux - before < 11.0, "Linux undo: {before} -> {linux}");
         assert_eq!("linux".parse::<CubicUndo>(), Ok(CubicUndo::Linux));
-        assert!("bsd".parse::<CubicUndo>().unwrap_err().contains("rfc9438, linux"));
+        assert!("bsd".parse::<CubicUndo>().unwrap_err().to_string().contains("rfc9438, linux"));
     }
 
     #[test]

@@ -155,9 +155,9 @@ pub struct ReorderConfig {
     pub equalize_delay: bool,
     /// Wait for repairs: a held packet below which a reliable path may still deliver a number,
     /// behind a loss it is repairing ([`ReorderBuffer::set_repair_window`]), waits up to this
-    /// long after its arrival
-    /// before its gap is given up, if that is longer than the wait limit. `None` (the default,
-    /// as the seed) waits the wait limit only. `static` and `adaptive` only.
+    /// long after its arrival before its gap is given up, if that is longer than the wait
+    /// limit. `None` (the default, as the seed) waits the wait limit only. `static` and
+    /// `adaptive` only.
     pub repair_wait: Option<Duration>,
 }
 

@@ -104,13 +104,6 @@ fn u16_at(b: &[u8], off: usize) -> Option<u16> {
 }
 
 impl TcpInfo {
-    /// Segments in flight as Linux counts them (`tcp_packets_in_flight`); saturating, since
-    /// the counters are read without the socket lock's consistency across fields.
-    pub fn packets_in_flight(&self) -> u32 {
-        (self.unacked.saturating_sub(self.sacked).saturating_sub(self.lost))
-            .saturating_add(self.retrans)
-    }
-
     /// Decodes the bytes `getsockopt(TCP_INFO)` returned; `None` if shorter than the original
     /// struct.
     pub fn decode(b: &[u8]) -> Option<TcpInfo> {
@@ -194,7 +187,7 @@ mod tests {
         }
         let i = TcpInfo::decode(&b).unwrap();
         assert_eq!((i.reordering, i.rwnd_limited_us, i.reord_seen), (9, Some(1234), Some(5)));
-        assert_eq!(i.packets_in_flight(), 40 - 12 - 3 + 2);
+        assert_eq!((i.unacked, i.sacked, i.lost, i.retrans), (40, 12, 3, 2));
         assert_eq!(
             (i.state, i.ca_state, i.snd_cwnd, i.srtt_us, i.total_retrans),
             (1, 3, 42, 20_500, 7)

@@ -909,12 +909,12 @@ proptest! {
     }
 }
 
-/// Static 50 ms wait, 200 ms repair wait; 0 delivered, 3 held from 10 ms (1 and 2 missing).
-fn holding_3_with_repair_wait() -> ReorderBuffer<u64> {
+/// Static 50 ms wait and `repair_wait`; 0 delivered, 3 held from 10 ms (1 and 2 missing).
+fn holding_3(repair_wait: Option<Duration>) -> ReorderBuffer<u64> {
     let config = ReorderConfig {
         kind: ReorderKind::Static,
         buffer_pkts: 16,
-        repair_wait: Some(Duration::from_millis(200)),
+        repair_wait,
         ..ReorderConfig::default()
     };
     let mut b = ReorderBuffer::new(config, 2);
@@ -927,10 +927,10 @@ fn holding_3_with_repair_wait() -> ReorderBuffer<u64> {
 #[test]
 fn the_repair_wait_applies_only_while_a_window_meets_a_missing_number() {
     // Without a window the static wait gives 1 and 2 up at 60 ms.
-    let b = holding_3_with_repair_wait();
+    let b = holding_3(Some(Duration::from_millis(200)));
     assert_eq!(b.poll_timeout(), Some(t_ms(60)));
     // A window at or above the held packet cannot fill its gaps.
-    let mut b = holding_3_with_repair_wait();
+    let mut b = holding_3(Some(Duration::from_millis(200)));
     b.set_repair_window(1, Some(3..9));
     assert_eq!(b.poll_timeout(), Some(t_ms(60)));
     // A window below the next expected number neither.
@@ -951,10 +951,7 @@ fn the_repair_wait_applies_only_while_a_window_meets_a_missing_number() {
 
 #[test]
 fn without_a_repair_wait_a_window_changes_nothing() {
-    let mut b = buffer(ReorderKind::Static, 16);
-    put(&mut b, t_ms(0), 0);
-    drain(&mut b, t_ms(0));
-    put(&mut b, t_ms(10), 3);
+    let mut b = holding_3(None);
     b.set_repair_window(1, Some(1..3));
     assert_eq!(b.poll_timeout(), Some(t_ms(60)));
 }
