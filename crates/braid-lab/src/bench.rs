@@ -54,7 +54,7 @@ pub fn tunnel_bench(
     braid_exe: &std::path::Path,
     bytes: u64,
     cc: KernelCc,
-    tunnel: &braid_sim::scenario::TunnelConfig,
+    tunnel: &braid_config::TunnelConfig,
     cipher: Cipher,
 ) -> Result<TunnelBench, BenchError> {
     crate::netns::require_net_admin()?;

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use braid_config::TunnelConfig as TunnelSection;
 use braid_net::config::Transport;
 use braid_net::crypto::{generate_keypair, Cipher};
 use braid_net::metrics::{fetch_status, Snapshot};
-use braid_sim::scenario::TunnelConfig as TunnelSection;
 
 use crate::netns::{run_in, Child, NetError};
 use crate::topology::Endpoint;

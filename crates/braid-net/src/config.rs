@@ -31,8 +31,8 @@
 //! cost = 1                        # CPF cost: lower is preferred
 //! ```
 //!
-//! The `[tunnel]` section is the simulator's (`braid_sim::scenario::TunnelConfig`), parsed by the
-//! same code and checked by the same validation, so a name misspelled in either place gets the
+//! The `[tunnel]` section is the simulator's ([`braid_config::TunnelConfig`], the schema both
+//! drivers share), parsed by the same code and checked by the same validation, so a name misspelled in either place gets the
 //! same error and the same list of allowed names, and a value out of range the same range. Its
 //! algorithm tables (`[tunnel.acpf]`, `[tunnel.bbr2]`, ...; docs/scenarios.md) work here too,
 //! except that `transport = "tcp"` refuses the settings it never reads (the tunnel's congestion
@@ -53,9 +53,9 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
+use braid_config::{FieldError, TunnelConfig as TunnelSection};
 use braid_core::cc::TunnelCc;
 use braid_core::wire::DATA_HEADER_LEN;
-use braid_sim::scenario::{ScenarioError, TunnelConfig as TunnelSection};
 use serde::Deserialize;
 
 use crate::crypto::Cipher;
@@ -409,16 +409,16 @@ fn tunnel_section(table: toml::Table, transport: Transport) -> Result<TunnelSect
 }
 
 /// A `[tunnel]` value the scenario's validation refused, under its dotted key.
-fn tunnel_error(e: ScenarioError) -> ConfigError {
+fn tunnel_error(e: FieldError) -> ConfigError {
     match e {
-        ScenarioError::InvalidValue { field, value, allowed } => {
+        FieldError::InvalidValue { field, value, allowed } => {
             invalid(field, format!("{allowed}, found {value}"))
         }
-        ScenarioError::BadField { field, reason } => invalid(field, reason),
-        ScenarioError::UnknownField { field, allowed } => {
+        FieldError::BadField { field, reason } => invalid(field, reason),
+        FieldError::UnknownField { field, allowed } => {
             invalid(field, format!("unknown key; expected one of: {allowed}"))
         }
-        other => invalid("tunnel", other.to_string()),
+        other @ FieldError::Serialize { .. } => invalid("tunnel", other.to_string()),
     }
 }
 

@@ -35,11 +35,11 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
+use braid_config::TunnelConfig as TunnelSection;
 use braid_core::tunnel::{Reliability, StreamPathState, StreamSender, TunnelConfig};
 use braid_core::wire::feedback::FEEDBACK_MAX_LEN;
 use braid_core::wire::DATA_HEADER_LEN;
 use braid_core::Instant;
-use braid_sim::scenario::TunnelConfig as TunnelSection;
 use socket2::{Domain, Protocol, Socket, Type};
 use tracing::{info, warn};
 

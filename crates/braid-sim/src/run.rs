@@ -201,7 +201,7 @@ fn validate_links(cfg: &WorldConfig) -> Result<(), SimError> {
 pub fn run(s: &Scenario, baseline: bool) -> Result<RunOutput, SimError> {
     // The server's BBRv2/v3 refuses an invalid configuration by panicking; a scenario edited
     // in code has not necessarily been validated.
-    crate::scenario::tuning::validate_bbr2("e2e.bbr2", &s.e2e.bbr2)?;
+    braid_config::validate_bbr2("e2e.bbr2", &s.e2e.bbr2).map_err(ScenarioError::from)?;
     let cfg = world_config(s, baseline)?;
     if let Some(t) = &cfg.tunnel {
         t.validate()?;

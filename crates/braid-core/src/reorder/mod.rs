@@ -128,9 +128,11 @@ impl FromStr for ReorderKind {
             "none" => Ok(ReorderKind::None),
             "static" => Ok(ReorderKind::Static),
             "adaptive" => Ok(ReorderKind::Adaptive),
-            _ => {
-                Err(UnknownName { what: "reordering", given: s.to_string(), allowed: Self::NAMES })
-            }
+            _ => Err(UnknownName {
+                what: "reorder policy",
+                given: s.to_string(),
+                allowed: Self::NAMES,
+            }),
         }
     }
 }
@@ -309,7 +311,7 @@ mod tests {
         let err = "dynamic".parse::<ReorderKind>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown reordering \"dynamic\"; expected one of: none, static, adaptive"
+            "unknown reorder policy \"dynamic\"; expected one of: none, static, adaptive"
         );
     }
 

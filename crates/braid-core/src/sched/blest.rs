@@ -64,6 +64,11 @@ const PERMILLE: u64 = 1000;
 
 /// BLEST parameters. `Default` is the `mptcp_blest.c` module defaults.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct BlestConfig {
     pub lambda_initial: f64,
     pub lambda_min: f64,

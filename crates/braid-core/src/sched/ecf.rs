@@ -45,6 +45,11 @@ const PERMILLE: u128 = 1000;
 
 /// ECF parameters. `Default` is the paper's.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct EcfConfig {
     /// Hysteresis margin applied to condition (1) while waiting.
     pub beta: f64,

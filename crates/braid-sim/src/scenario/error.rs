@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use braid_config::FieldError;
+
 /// An error from reading, overriding, deserializing, resolving or validating a scenario.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ScenarioError {
@@ -23,17 +25,10 @@ pub enum ScenarioError {
     #[error("--set {given:?}: index {index} is out of range: {array} has {len} entries")]
     OverrideIndex { given: String, array: String, index: usize, len: usize },
 
-    /// A key that no scenario structure has (`deny_unknown_fields`); `field` is the full dotted key.
-    #[error("unknown field {field}; expected one of: {allowed}")]
-    UnknownField { field: String, allowed: String },
-
-    /// A value of the wrong type or an unknown name, caught while deserializing `field`.
-    #[error("{field}: {reason}")]
-    BadField { field: String, reason: String },
-
-    /// A value of the right type outside its allowed range, caught by `validate()`.
-    #[error("{field} = {value}: {allowed}")]
-    InvalidValue { field: String, value: String, allowed: String },
+    /// An unknown key, a value of the wrong type or an unknown name, or a value out of its
+    /// range; names the full dotted key ([`FieldError`], shared with the daemon's config).
+    #[error(transparent)]
+    Field(#[from] FieldError),
 
     /// A trace file named by `field` could not be read or is not a valid Mahimahi trace.
     #[error("{field}: trace file {}: {message}", path.display())]
@@ -63,10 +58,6 @@ impl ScenarioError {
         value: impl std::fmt::Display,
         allowed: impl Into<String>,
     ) -> Self {
-        ScenarioError::InvalidValue {
-            field: field.into(),
-            value: value.to_string(),
-            allowed: allowed.into(),
-        }
+        ScenarioError::Field(FieldError::invalid(field, value, allowed))
     }
 }

@@ -25,13 +25,11 @@
 //! idempotent (placement arithmetic is done in integer nanoseconds), so the written file loads
 //! back to an equal scenario.
 
-pub mod counting;
 mod de;
 pub mod error;
 pub mod keys;
 pub mod linkmodel;
 pub mod overrides;
-pub mod tuning;
 mod validate;
 
 use std::fmt;
@@ -40,23 +38,15 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use braid_core::cc::cubic::CubicUndo;
-use braid_core::cc::{CcAlgorithm, TunnelCc, UnknownName};
-use braid_core::reorder::{ReorderConfig, ReorderKind};
-use braid_core::sched::SchedulerKind;
-use braid_core::tunnel::Reliability;
-use braid_core::wire::DATA_HEADER_LEN;
+use braid_core::cc::{CcAlgorithm, UnknownName};
 use serde::{Deserialize, Serialize};
 
-pub use counting::CountingChoice;
+/// The `[tunnel]` section is the tunnel's own schema, shared with the daemon (braid-config).
+pub use braid_config::tuning;
+pub use braid_config::{AcpfTable, Bbr2Table, CountingChoice, TunnelConfig};
 pub use error::ScenarioError;
 pub use keys::ScenarioKey;
 pub use linkmodel::{AqmChoice, LossChoice, TraceFile};
-pub use tuning::{AcpfTable, Bbr2Table, BlestTable, CoupledCubicTable, EcfTable, WvegasTable};
-
-/// Outer IPv4 header, bytes (RFC 791, no options).
-const IPV4_HEADER_BYTES: u32 = 20;
-/// Outer UDP header, bytes (RFC 768).
-const UDP_HEADER_BYTES: u32 = 8;
 
 /// One simulation run: topology, tunnel, end-to-end traffic and simulator settings.
 ///
@@ -74,6 +64,8 @@ pub struct Scenario {
     pub server_link: LinkConfig,
     /// Tunnel paths from the proxy to the UE, in order; path 1 of the paper is `paths[0]`.
     pub paths: Vec<PathConfig>,
+    /// The tunnel: scheduler, per-path congestion control and receiver reordering
+    /// ([`TunnelConfig`], the same section the daemon reads).
     pub tunnel: TunnelConfig,
     pub e2e: E2eConfig,
     pub sim: SimConfig,
@@ -189,192 +181,9 @@ impl PathConfig {
     }
 }
 
-/// The tunnel: scheduler, per-path congestion control and receiver reordering.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TunnelConfig {
-    /// Table 1: scheduler CPF.
-    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
-    pub scheduler: SchedulerKind,
-    /// Tunnel congestion control. Table 1 does not fix it (the paper sweeps NewReno, BBR,
-    /// BBRv2, CCID2, CCID5); we default to BBR, the best performer of section 5.
-    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
-    pub cc: TunnelCc,
-    /// Table 1: reordering adaptive.
-    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
-    pub reorder: ReorderChoice,
-    /// Table 1: scheduler buffer 1500 pkt (three times the bottleneck buffer).
-    pub sched_queue_pkts: u32,
-    /// Table 1: reorder buffer 1500 pkt.
-    pub reorder_buffer_pkts: u32,
-    /// Weight of each new RTT sample in the receiver's moving average. Table 1: 95%.
-    pub reorder_weight: f64,
-    /// Margin added to the adaptive reorder wait, ms. Table 1: added margin 10 ms (the text of
-    /// section 4 says 5 ms; we follow the table).
-    pub reorder_margin_ms: f64,
-    /// Fixed wait of the static reordering policy, ms. Our choice: 50 ms.
-    pub static_wait_ms: f64,
-    /// The receiver sends feedback after this many data packets (TCP's every-other-packet ACK).
-    pub feedback_every_pkts: u32,
-    /// ... or when this much time has passed since the first unacknowledged packet, ms.
-    pub feedback_max_delay_ms: f64,
-    /// Bytes the tunnel adds to each E2E packet: outer IPv4 (20) + UDP (8) + braid data
-    /// header (32).
-    pub header_bytes: u32,
-    /// What a path does about a lost packet: `unreliable` (DCCP-like, the default),
-    /// `reliable` (TCP-like: resent, in order per path) or `partial` (resent while it can still
-    /// beat the receiver's wait limit). Seed 000 ran NewReno, BBR and BBRv2 as TCP tunnels
-    /// (reliable) and CCID2 / CCID5 as DCCP tunnels (unreliable).
-    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
-    pub reliability: Reliability,
-    /// Give a gap up as soon as every active path has delivered beyond it (seed 000 section
-    /// 2.1), besides the wait limit. Needs a wait limit (`reorder` static or adaptive).
-    pub fast_loss_detection: bool,
-    /// Hold the faster paths' packets by the measured one-way-delay difference (seed 000
-    /// section 2.1).
-    pub equalize_delay: bool,
-    /// Path exclusion: a path whose minimum RTT exceeds the fastest path's by more than this
-    /// many ms gets no new packets. `"off"` (the default, as the seed) uses every path.
-    #[serde(deserialize_with = "de::limit_or_off", serialize_with = "de::ser_limit_or_off")]
-    pub max_rtt_spread_ms: Option<f64>,
-    /// Repair wait, ms: with `reliability = "reliable"`, a gap that a path may still be
-    /// repairing waits up to this long for the retransmission instead of the wait limit
-    /// ([`braid_core::reorder::ReorderConfig::repair_wait`]). `"off"` (the default, as the seed)
-    /// waits the wait limit only.
-    #[serde(deserialize_with = "de::limit_or_off", serialize_with = "de::ser_limit_or_off")]
-    pub repair_wait_ms: Option<f64>,
-    /// Window counting: `auto` (the name's: packets for ccid2 / ccid5, bytes otherwise),
-    /// `bytes` or `packets`, for any `cc`.
-    #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
-    pub counting: CountingChoice,
-    /// ACPF's parameters, read by `scheduler = "acpf"` ([`tuning`]).
-    pub acpf: AcpfTable,
-    /// BLEST's parameters, read by `scheduler = "blest"`.
-    pub blest: BlestTable,
-    /// ECF's parameters, read by `scheduler = "ecf"`.
-    pub ecf: EcfTable,
-    /// BBRv2/v3 parameters, read by `cc = "bbr2"` and `"bbr3"`.
-    pub bbr2: Bbr2Table,
-    /// wVegas's parameters, read by `cc = "wvegas"`.
-    pub wvegas: WvegasTable,
-    /// Coupled CUBIC's parameters, read by `cc = "coupled_cubic"`.
-    pub coupled_cubic: CoupledCubicTable,
-}
-
-impl Default for TunnelConfig {
-    fn default() -> Self {
-        TunnelConfig {
-            scheduler: SchedulerKind::Cpf,
-            cc: TunnelCc::Bbr,
-            reorder: ReorderChoice::Adaptive,
-            sched_queue_pkts: 1500,
-            reorder_buffer_pkts: 1500,
-            reorder_weight: 0.95,
-            reorder_margin_ms: 10.0,
-            static_wait_ms: 50.0,
-            feedback_every_pkts: 2,
-            feedback_max_delay_ms: 1.0,
-            header_bytes: IPV4_HEADER_BYTES + UDP_HEADER_BYTES + DATA_HEADER_LEN as u32,
-            reliability: Reliability::Unreliable,
-            fast_loss_detection: false,
-            equalize_delay: false,
-            max_rtt_spread_ms: None,
-            repair_wait_ms: None,
-            counting: CountingChoice::Auto,
-            acpf: AcpfTable::default(),
-            blest: BlestTable::default(),
-            ecf: EcfTable::default(),
-            bbr2: Bbr2Table::default(),
-            wvegas: WvegasTable::default(),
-            coupled_cubic: CoupledCubicTable::default(),
-        }
-    }
-}
-
 /// A scenario's millisecond field as a `Duration`.
 pub(crate) fn ms(v: f64) -> Duration {
     Duration::from_secs_f64(v / 1e3)
-}
-
-impl TunnelConfig {
-    /// The configuration recommended for bonding real links, the `braid tunnel` daemon's
-    /// default: ACPF over BBRv2 tunnels, reliable, with the adaptive wait limit and paths more
-    /// than 100 ms slower than the fastest excluded. Chosen from the sweep of every scheduler x
-    /// tunnel CC x reliability x receiver wait over seed 000's scenarios plus rate-, delay- and
-    /// loss-asymmetric paths (`scripts/never_slower.py`, docs/validation.md "Every scheduler,
-    /// tunnel CC, reliability and receiver"): the fewest runs slower than the best single path
-    /// and the lowest mean relative DLCT, for Cubic and BBR end to end; it is slower only where
-    /// a path is excluded (one path plus the tunnel's headers, 107-108%) and, under Cubic, with
-    /// 1% random loss on the second path (108-112% in four of five seeds).
-    /// [`TunnelConfig::default`] stays seed 000's Table 1, so that simulations reproduce the
-    /// paper.
-    pub fn bonding() -> Self {
-        TunnelConfig {
-            scheduler: SchedulerKind::Acpf,
-            cc: TunnelCc::Bbr2,
-            reliability: Reliability::Reliable,
-            max_rtt_spread_ms: Some(100.0),
-            ..TunnelConfig::default()
-        }
-    }
-
-    /// Reads a `[tunnel]` table laid over `base`: keys the table gives replace the base's (its
-    /// algorithm tables merge key by key), the rest keep the base's values. Errors name the
-    /// dotted key (`tunnel.scheduler`, `tunnel.bbr2.beta`). The result is not yet validated.
-    pub fn from_table_over(
-        base: &TunnelConfig,
-        table: toml::Table,
-    ) -> Result<TunnelConfig, ScenarioError> {
-        de::tunnel_over(base, table)
-    }
-
-    /// The core's configuration for this section, with one path per entry of `path_costs`
-    /// (their CPF costs) and `largest_inner_bytes` the largest packet the tunnel carries (it
-    /// sets the tunnel MSS). Shared by the simulator and the real data plane, so one `[tunnel]`
-    /// section means the same in both.
-    pub fn to_core(
-        &self,
-        path_costs: &[u32],
-        largest_inner_bytes: u32,
-    ) -> braid_core::tunnel::TunnelConfig {
-        braid_core::tunnel::TunnelConfig {
-            scheduler: self.scheduler,
-            sched: tuning::scheduler_config(self),
-            cc: self.cc,
-            cc_tuning: tuning::cc_tuning(self),
-            path_costs: path_costs.to_vec(),
-            sched_queue_pkts: self.sched_queue_pkts as usize,
-            header_bytes: self.header_bytes,
-            mss_bytes: u64::from(largest_inner_bytes + self.header_bytes),
-            reorder: ReorderConfig {
-                kind: match self.reorder {
-                    ReorderChoice::None => ReorderKind::None,
-                    ReorderChoice::Static => ReorderKind::Static,
-                    ReorderChoice::Adaptive => ReorderKind::Adaptive,
-                },
-                buffer_pkts: self.reorder_buffer_pkts as usize,
-                static_wait: ms(self.static_wait_ms),
-                margin: ms(self.reorder_margin_ms),
-                new_sample_weight: self.reorder_weight,
-                fast_loss_detection: self.fast_loss_detection,
-                equalize_delay: self.equalize_delay,
-                repair_wait: self.repair_wait_ms.map(ms),
-            },
-            feedback_every_pkts: self.feedback_every_pkts,
-            feedback_max_delay: ms(self.feedback_max_delay_ms),
-            reliability: self.reliability,
-            max_rtt_spread: self.max_rtt_spread_ms.map(ms),
-            counting: self.counting.to_core(),
-            ..braid_core::tunnel::TunnelConfig::default()
-        }
-    }
-
-    /// Checks every field of this section against its allowed range, as
-    /// [`Scenario::validate`] does; the error names the dotted key (`tunnel.acpf.tick_ms`).
-    /// For users of the section outside a scenario (the daemon's configuration).
-    pub fn validate(&self) -> Result<(), ScenarioError> {
-        validate::tunnel(self)
-    }
 }
 
 /// The end-to-end traffic: a greedy TCP download or a constant-rate UDP flow.
@@ -480,52 +289,6 @@ impl Default for SimConfig {
             framing_bytes: 14,
             path_handshake: false,
         }
-    }
-}
-
-/// Receiver reordering policy as configs spell it (`tunnel.reorder`). Mapped by the caller onto
-/// the core's reorder module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReorderChoice {
-    /// Release packets in arrival order.
-    None,
-    /// Hold out-of-order packets for a fixed wait (`tunnel.static_wait_ms`).
-    Static,
-    /// Hold them for the estimated path delay difference plus a margin (seed 000 section 3).
-    Adaptive,
-}
-
-impl ReorderChoice {
-    pub const NAMES: &'static [&'static str] = &["none", "static", "adaptive"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReorderChoice::None => "none",
-            ReorderChoice::Static => "static",
-            ReorderChoice::Adaptive => "adaptive",
-        }
-    }
-}
-
-impl FromStr for ReorderChoice {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "none" => Ok(ReorderChoice::None),
-            "static" => Ok(ReorderChoice::Static),
-            "adaptive" => Ok(ReorderChoice::Adaptive),
-            _ => Err(UnknownName {
-                what: "reorder policy",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
-        }
-    }
-}
-
-impl fmt::Display for ReorderChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

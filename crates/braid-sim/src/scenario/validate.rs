@@ -5,18 +5,16 @@
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
-use braid_core::tunnel::Reliability;
+use braid_config::range::{float, int, F64Range};
+use braid_config::FieldError;
 
-use super::{
-    tuning, E2eConfig, LinkConfig, LossChoice, PathConfig, ReorderChoice, Scenario, ScenarioError,
-    SimConfig, TunnelConfig,
-};
+use super::{E2eConfig, LinkConfig, LossChoice, PathConfig, Scenario, ScenarioError, SimConfig};
 
 /// Propagation RTTs, ms.
 const RTT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
 /// Link rates, Mbit/s.
 const RATE_MBPS: F64Range = F64Range::open_closed(0.0, 100_000.0);
-/// Buffers and queues, packets.
+/// Buffers and queues, packets (as braid-config's for the tunnel's queues).
 const QUEUE_PKTS: RangeInclusive<u64> = 1..=1_000_000;
 /// Margins, waits and timers, ms.
 const WAIT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
@@ -25,72 +23,12 @@ const CODEL_INTERVAL_MS: F64Range = F64Range::open_closed(0.0, 10_000.0);
 /// A probability.
 const PROBABILITY: F64Range = F64Range::closed(0.0, 1.0);
 /// A probability that cannot be 1 (a path that loses everything never completes a download).
-const LOSS_PROBABILITY: F64Range = F64Range { lo: 0.0, lo_closed: true, hi: 1.0, hi_closed: false };
+const LOSS_PROBABILITY: F64Range = F64Range::closed_open(0.0, 1.0);
 /// A probability that cannot be 0 (the chain must leave Bad, Good must deliver).
 const LEAVING_PROBABILITY: F64Range = F64Range::open_closed(0.0, 1.0);
 const MAX_PATHS: usize = 8;
 /// TOML integers are signed 64-bit, so larger seeds could not be written back out.
 const MAX_SEED: u64 = i64::MAX as u64;
-
-/// An interval of floats, each end open or closed.
-#[derive(Clone, Copy)]
-struct F64Range {
-    lo: f64,
-    lo_closed: bool,
-    hi: f64,
-    hi_closed: bool,
-}
-
-impl F64Range {
-    const fn closed(lo: f64, hi: f64) -> Self {
-        F64Range { lo, lo_closed: true, hi, hi_closed: true }
-    }
-
-    const fn open_closed(lo: f64, hi: f64) -> Self {
-        F64Range { lo, lo_closed: false, hi, hi_closed: true }
-    }
-
-    fn contains(&self, v: f64) -> bool {
-        let above = if self.lo_closed { v >= self.lo } else { v > self.lo };
-        let below = if self.hi_closed { v <= self.hi } else { v < self.hi };
-        above && below
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "must be in {}{}, {}{}",
-            if self.lo_closed { '[' } else { '(' },
-            self.lo,
-            self.hi,
-            if self.hi_closed { ']' } else { ')' }
-        )
-    }
-}
-
-fn float(field: &str, value: f64, range: F64Range) -> Result<(), ScenarioError> {
-    if range.contains(value) {
-        Ok(())
-    } else {
-        Err(ScenarioError::invalid(field, value, range.describe()))
-    }
-}
-
-fn int(
-    field: &str,
-    value: impl Into<u64>,
-    range: RangeInclusive<u64>,
-) -> Result<(), ScenarioError> {
-    let value = value.into();
-    if range.contains(&value) {
-        Ok(())
-    } else {
-        Err(ScenarioError::invalid(
-            field,
-            value,
-            format!("must be in {}..={}", range.start(), range.end()),
-        ))
-    }
-}
 
 pub(super) fn scenario(s: &Scenario) -> Result<(), ScenarioError> {
     int("seed", s.seed, 0..=MAX_SEED)?;
@@ -113,20 +51,20 @@ pub(super) fn scenario(s: &Scenario) -> Result<(), ScenarioError> {
             ));
         }
     }
-    tunnel(&s.tunnel)?;
+    s.tunnel.validate()?;
     e2e(&s.e2e)?;
-    sim(&s.sim)
+    Ok(sim(&s.sim)?)
 }
 
-fn link(prefix: &str, l: &LinkConfig) -> Result<(), ScenarioError> {
+fn link(prefix: &str, l: &LinkConfig) -> Result<(), FieldError> {
     float(&format!("{prefix}.rtt_ms"), l.rtt_ms, RTT_MS)?;
     float(&format!("{prefix}.rate_mbps"), l.rate_mbps, RATE_MBPS)?;
     int(&format!("{prefix}.buffer_pkts"), l.buffer_pkts, QUEUE_PKTS)
 }
 
-fn path(prefix: &str, p: &PathConfig) -> Result<(), ScenarioError> {
+fn path(prefix: &str, p: &PathConfig) -> Result<(), FieldError> {
     if p.name.trim().is_empty() {
-        return Err(ScenarioError::invalid(
+        return Err(FieldError::invalid(
             format!("{prefix}.name"),
             format!("{:?}", p.name),
             "must not be empty",
@@ -144,7 +82,7 @@ fn path(prefix: &str, p: &PathConfig) -> Result<(), ScenarioError> {
 
 /// Each loss parameter; Bernoulli `p < 1`, Gilbert-Elliott `r > 0` and `k > 0`, so that a
 /// path cannot lose every packet for ever.
-fn loss(prefix: &str, l: &LossChoice) -> Result<(), ScenarioError> {
+fn loss(prefix: &str, l: &LossChoice) -> Result<(), FieldError> {
     match *l {
         LossChoice::None => Ok(()),
         LossChoice::Bernoulli { p } => float(&format!("{prefix}.p"), p, LOSS_PROBABILITY),
@@ -158,11 +96,11 @@ fn loss(prefix: &str, l: &LossChoice) -> Result<(), ScenarioError> {
 }
 
 /// CoDel's INTERVAL, then TARGET within it (RFC 8289 section 4.4 puts TARGET at 5-10% of it).
-fn codel(prefix: &str, p: &PathConfig) -> Result<(), ScenarioError> {
+fn codel(prefix: &str, p: &PathConfig) -> Result<(), FieldError> {
     let interval = p.codel_interval_ms;
     float(&format!("{prefix}.codel_interval_ms"), interval, CODEL_INTERVAL_MS)?;
     if !(p.codel_target_ms > 0.0 && p.codel_target_ms <= interval) {
-        return Err(ScenarioError::invalid(
+        return Err(FieldError::invalid(
             format!("{prefix}.codel_target_ms"),
             p.codel_target_ms,
             format!("must be in (0, {interval}] (at most {prefix}.codel_interval_ms)"),
@@ -171,41 +109,7 @@ fn codel(prefix: &str, p: &PathConfig) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-pub(super) fn tunnel(t: &TunnelConfig) -> Result<(), ScenarioError> {
-    int("tunnel.sched_queue_pkts", t.sched_queue_pkts, QUEUE_PKTS)?;
-    int("tunnel.reorder_buffer_pkts", t.reorder_buffer_pkts, QUEUE_PKTS)?;
-    float("tunnel.reorder_weight", t.reorder_weight, F64Range::open_closed(0.0, 1.0))?;
-    float("tunnel.reorder_margin_ms", t.reorder_margin_ms, WAIT_MS)?;
-    float("tunnel.static_wait_ms", t.static_wait_ms, WAIT_MS)?;
-    int("tunnel.feedback_every_pkts", t.feedback_every_pkts, 1..=64)?;
-    float("tunnel.feedback_max_delay_ms", t.feedback_max_delay_ms, WAIT_MS)?;
-    if let Some(spread) = t.max_rtt_spread_ms {
-        float("tunnel.max_rtt_spread_ms", spread, F64Range::closed(1.0, 10_000.0))?;
-    }
-    if t.fast_loss_detection && t.reorder == ReorderChoice::None {
-        return Err(ScenarioError::invalid(
-            "tunnel.fast_loss_detection",
-            "true",
-            "needs tunnel.reorder = \"static\" or \"adaptive\" (with \"none\" nothing waits)",
-        ));
-    }
-    if let Some(wait) = t.repair_wait_ms {
-        float("tunnel.repair_wait_ms", wait, F64Range::closed(1.0, 10_000.0))?;
-        if t.reliability != Reliability::Reliable || t.reorder == ReorderChoice::None {
-            return Err(ScenarioError::invalid(
-                "tunnel.repair_wait_ms",
-                wait,
-                "needs tunnel.reliability = \"reliable\" (only reliable paths repair and say \
-                 what they are repairing) and tunnel.reorder = \"static\" or \"adaptive\"; \
-                 \"off\" to switch it off",
-            ));
-        }
-    }
-    int("tunnel.header_bytes", t.header_bytes, 0..=200)?;
-    tuning::validate_tunnel(t)
-}
-
-fn e2e(e: &E2eConfig) -> Result<(), ScenarioError> {
+fn e2e(e: &E2eConfig) -> Result<(), FieldError> {
     int("e2e.bytes", e.bytes, 1..=1_000_000_000_000)?;
     int("e2e.mss_bytes", e.mss_bytes, 536..=9000)?;
     int("e2e.initial_window_pkts", e.initial_window_pkts, 1..=1000)?;
@@ -218,10 +122,10 @@ fn e2e(e: &E2eConfig) -> Result<(), ScenarioError> {
         float("e2e.udp_rate_mbps", rate, RATE_MBPS)?;
     }
     int("e2e.udp_packet_bytes", e.udp_packet_bytes, 64..=9000)?;
-    tuning::validate_bbr2("e2e.bbr2", &e.bbr2)
+    braid_config::validate_bbr2("e2e.bbr2", &e.bbr2)
 }
 
-fn sim(s: &SimConfig) -> Result<(), ScenarioError> {
+fn sim(s: &SimConfig) -> Result<(), FieldError> {
     float("sim.max_time_s", s.max_time_s, F64Range::open_closed(0.0, 1e6))?;
     float("sim.sample_interval_ms", s.sample_interval_ms, F64Range::closed(1.0, 60_000.0))?;
     float("sim.bin_ms", s.bin_ms, F64Range::closed(1.0, 60_000.0))?;

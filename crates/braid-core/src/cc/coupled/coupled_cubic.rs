@@ -98,6 +98,11 @@ const RENO_RESPONSE_FACTOR: f64 = 1.5;
 
 /// Tuning for [`CoupledCubic`]. `Default` is seed 003's (C = 0.4, beta = 0.7, CCUBIC(alpha_2)).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct CoupledCubicConfig {
     /// C of eq. 3 in segments per second cubed. Default 0.4 (seed 003 section 2.2).
     pub c_segments_per_s3: f64,

@@ -89,6 +89,11 @@ const SSTHRESH_FLOOR_OF_CWND: f64 = 0.75;
 
 /// Tuning for [`Wvegas`]. `Default` is the kernel's module parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct WvegasConfig {
     /// alpha_r before a path's first weight update, segments. Default 2.
     pub initial_alpha_pkts: u32,

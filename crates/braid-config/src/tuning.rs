@@ -1,28 +1,31 @@
-//! The algorithms' parameters as scenario tables: `[tunnel.acpf]`, `[tunnel.blest]`,
+//! The algorithms' parameters as configuration tables: `[tunnel.acpf]`, `[tunnel.blest]`,
 //! `[tunnel.ecf]` (schedulers), `[tunnel.bbr2]`, `[tunnel.wvegas]`, `[tunnel.coupled_cubic]`
-//! (tunnel congestion control) and `[e2e.bbr2]` (the end-to-end BBRv2/v3).
+//! (tunnel congestion control) and `[e2e.bbr2]` (the simulator's end-to-end BBRv2/v3).
 //!
-//! Each table mirrors a core config field for field, under the core's names, with durations
-//! as `*_ms` floats like the rest of the scenario. Its `Default` is converted from the core's
-//! `Default`, so a scenario without the table runs exactly as before, and validation converts
-//! it back and runs the core's own `validate`, so every range is written once, in the core;
-//! only the core's field names are mapped to dotted keys (`acpf.tick` is
-//! `tunnel.acpf.tick_ms`), both the field out of range and any field its range names
-//! (`in [tick, 3600 s]` reads `in [tunnel.acpf.tick_ms, 3600 s]`). The algorithm's name elsewhere in the scenario decides which table
-//! is read; every table is validated whichever runs.
+//! Where the core's config has only numbers and flags (BLEST, ECF, wVegas, Coupled CUBIC) the
+//! table *is* the core's struct (serde derives behind braid-core's `serde` feature). Where it
+//! has durations or an optional field (ACPF, BBRv2), a table here mirrors it field for field,
+//! under the core's names, with durations as `*_ms` floats like the rest of the configuration;
+//! its `Default` is converted from the core's `Default`, so a configuration without the table
+//! runs exactly as before.
+//!
+//! Validation runs the core's own `validate`, so every range is written once, in the core; only
+//! the core's field names are mapped to dotted keys (`acpf.tick` is `tunnel.acpf.tick_ms`), both
+//! the field out of range and any field its range names (`in [tick, 3600 s]` reads
+//! `in [tunnel.acpf.tick_ms, 3600 s]`). The algorithm's name elsewhere in the configuration
+//! decides which table is read; every table is validated whichever runs.
 //!
 //! `[tunnel.bbr2]` is read by `tunnel.cc = "bbr2"` and `"bbr3"` alike (the version comes from
 //! the name), `[e2e.bbr2]` by `e2e.cc = "bbr2"` and `"bbr3"`.
 
 use std::time::Duration;
 
-use braid_core::cc::coupled::{CoupledCubicConfig, WvegasConfig};
 use braid_core::cc::{Bbr2Tuning, CcTuning};
-use braid_core::sched::{AcpfConfig, BlestConfig, EcfConfig, SchedulerConfig};
+use braid_core::sched::{AcpfConfig, SchedulerConfig};
 use serde::{Deserialize, Serialize};
 use toml::Value;
 
-use super::ScenarioError;
+use crate::{FieldError, TunnelConfig};
 
 /// A `*_ms` field as the core's duration, rounded to the nanosecond. NaN and negative values
 /// become zero and huge ones saturate; [`check`] rejects them before they get here.
@@ -92,64 +95,6 @@ impl AcpfTable {
     }
 }
 
-/// `[tunnel.blest]`: [`BlestConfig`] (`mptcp_blest.c` module parameters).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct BlestTable {
-    pub lambda_initial: f64,
-    pub lambda_min: f64,
-    pub lambda_max: f64,
-    /// Step up after a blocked period.
-    pub lambda_increase: f64,
-    /// Step down after an unblocked period.
-    pub lambda_decrease: f64,
-}
-
-impl Default for BlestTable {
-    fn default() -> Self {
-        let c = BlestConfig::default();
-        BlestTable {
-            lambda_initial: c.lambda_initial,
-            lambda_min: c.lambda_min,
-            lambda_max: c.lambda_max,
-            lambda_increase: c.lambda_increase,
-            lambda_decrease: c.lambda_decrease,
-        }
-    }
-}
-
-impl BlestTable {
-    pub fn to_core(&self) -> BlestConfig {
-        BlestConfig {
-            lambda_initial: self.lambda_initial,
-            lambda_min: self.lambda_min,
-            lambda_max: self.lambda_max,
-            lambda_increase: self.lambda_increase,
-            lambda_decrease: self.lambda_decrease,
-        }
-    }
-}
-
-/// `[tunnel.ecf]`: [`EcfConfig`] (CoNEXT 2017, section 4).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct EcfTable {
-    /// Hysteresis margin of the waiting decision.
-    pub beta: f64,
-}
-
-impl Default for EcfTable {
-    fn default() -> Self {
-        EcfTable { beta: EcfConfig::default().beta }
-    }
-}
-
-impl EcfTable {
-    pub fn to_core(&self) -> EcfConfig {
-        EcfConfig { beta: self.beta }
-    }
-}
-
 /// `[tunnel.bbr2]` and `[e2e.bbr2]`: [`Bbr2Tuning`], the BBRv2/v3 parameters of
 /// draft-ietf-ccwg-bbr section 2 that a study varies.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -204,115 +149,31 @@ impl Bbr2Table {
     }
 }
 
-/// `[tunnel.wvegas]`: [`WvegasConfig`] (`mptcp_wvegas.c` module parameters).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct WvegasTable {
-    /// alpha before a path's first weight update, segments.
-    pub initial_alpha_pkts: u32,
-    /// The tunnel's total backlog target, segments.
-    pub total_alpha_pkts: u32,
-    /// The backlog that ends slow start, segments.
-    pub gamma_pkts: u32,
-    /// The queue-drain backoff (equation 3 of draft-xu-mptcp-congestion-control-05).
-    pub queue_drain: bool,
-}
-
-impl Default for WvegasTable {
-    fn default() -> Self {
-        let c = WvegasConfig::default();
-        WvegasTable {
-            initial_alpha_pkts: c.initial_alpha_pkts,
-            total_alpha_pkts: c.total_alpha_pkts,
-            gamma_pkts: c.gamma_pkts,
-            queue_drain: c.queue_drain,
-        }
-    }
-}
-
-impl WvegasTable {
-    pub fn to_core(&self) -> WvegasConfig {
-        WvegasConfig {
-            initial_alpha_pkts: self.initial_alpha_pkts,
-            total_alpha_pkts: self.total_alpha_pkts,
-            gamma_pkts: self.gamma_pkts,
-            queue_drain: self.queue_drain,
-        }
-    }
-}
-
-/// `[tunnel.coupled_cubic]`: [`CoupledCubicConfig`] (seed 003).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CoupledCubicTable {
-    /// C of the cubic curve, segments per second cubed.
-    pub c_segments_per_s3: f64,
-    /// The window after a loss is `beta * W_max`.
-    pub beta: f64,
-    /// RFC 9438 section 4.7 fast convergence in CUBIC mode.
-    pub fast_convergence: bool,
-    /// Alpha refinements after alpha_1 (Figure 3).
-    pub alpha_refinements: u32,
-    /// e in `virtual LIA window = virtual Reno window * alpha^e`.
-    pub alpha_exponent: f64,
-}
-
-impl Default for CoupledCubicTable {
-    fn default() -> Self {
-        let c = CoupledCubicConfig::default();
-        CoupledCubicTable {
-            c_segments_per_s3: c.c_segments_per_s3,
-            beta: c.beta,
-            fast_convergence: c.fast_convergence,
-            alpha_refinements: c.alpha_refinements,
-            alpha_exponent: c.alpha_exponent,
-        }
-    }
-}
-
-impl CoupledCubicTable {
-    pub fn to_core(&self) -> CoupledCubicConfig {
-        CoupledCubicConfig {
-            c_segments_per_s3: self.c_segments_per_s3,
-            beta: self.beta,
-            fast_convergence: self.fast_convergence,
-            alpha_refinements: self.alpha_refinements,
-            alpha_exponent: self.alpha_exponent,
-        }
-    }
-}
-
 /// The scheduler parameters of `[tunnel.acpf]`, `[tunnel.blest]` and `[tunnel.ecf]`.
-pub(super) fn scheduler_config(t: &super::TunnelConfig) -> SchedulerConfig {
-    SchedulerConfig { acpf: t.acpf.to_core(), blest: t.blest.to_core(), ecf: t.ecf.to_core() }
+pub(crate) fn scheduler_config(t: &TunnelConfig) -> SchedulerConfig {
+    SchedulerConfig { acpf: t.acpf.to_core(), blest: t.blest.clone(), ecf: t.ecf.clone() }
 }
 
 /// The congestion-control parameters of `[tunnel.bbr2]`, `[tunnel.wvegas]` and
 /// `[tunnel.coupled_cubic]`.
-pub(super) fn cc_tuning(t: &super::TunnelConfig) -> CcTuning {
-    CcTuning {
-        bbr2: t.bbr2.to_core(),
-        wvegas: t.wvegas.to_core(),
-        coupled_cubic: t.coupled_cubic.to_core(),
-    }
+pub(crate) fn cc_tuning(t: &TunnelConfig) -> CcTuning {
+    CcTuning { bbr2: t.bbr2.to_core(), wvegas: t.wvegas, coupled_cubic: t.coupled_cubic }
 }
 
 /// Checks the tuning tables of `[tunnel]`; the error names the first bad field's dotted key.
-pub(super) fn validate_tunnel(t: &super::TunnelConfig) -> Result<(), ScenarioError> {
+pub(crate) fn validate_tunnel(t: &TunnelConfig) -> Result<(), FieldError> {
     check("tunnel.acpf", &t.acpf, |a| a.to_core().validate().map_err(|e| (e.field, e.allowed)))?;
-    check("tunnel.blest", &t.blest, |b| b.to_core().validate().map_err(|e| (e.field, e.allowed)))?;
-    check("tunnel.ecf", &t.ecf, |e| e.to_core().validate().map_err(|e| (e.field, e.allowed)))?;
+    check("tunnel.blest", &t.blest, |b| b.validate().map_err(|e| (e.field, e.allowed)))?;
+    check("tunnel.ecf", &t.ecf, |e| e.validate().map_err(|e| (e.field, e.allowed)))?;
     validate_bbr2("tunnel.bbr2", &t.bbr2)?;
-    check("tunnel.wvegas", &t.wvegas, |w| {
-        w.to_core().validate().map_err(|e| (e.field, e.allowed))
-    })?;
+    check("tunnel.wvegas", &t.wvegas, |w| w.validate().map_err(|e| (e.field, e.allowed)))?;
     check("tunnel.coupled_cubic", &t.coupled_cubic, |c| {
-        c.to_core().validate().map_err(|e| (e.field, e.allowed))
+        c.validate().map_err(|e| (e.field, e.allowed))
     })
 }
 
 /// Checks a `bbr2` table at `prefix` (`tunnel.bbr2` or `e2e.bbr2`).
-pub fn validate_bbr2(prefix: &str, table: &Bbr2Table) -> Result<(), ScenarioError> {
+pub fn validate_bbr2(prefix: &str, table: &Bbr2Table) -> Result<(), FieldError> {
     check(prefix, table, |b| b.to_core().validate().map_err(|e| (e.field, e.allowed)))
 }
 
@@ -323,13 +184,12 @@ fn check<T: Serialize>(
     prefix: &str,
     table: &T,
     core_validate: impl FnOnce(&T) -> Result<(), (&'static str, &'static str)>,
-) -> Result<(), ScenarioError> {
-    let values = toml::Table::try_from(table)
-        .map_err(|e| ScenarioError::Serialize { message: e.to_string() })?;
+) -> Result<(), FieldError> {
+    let values = toml::Table::try_from(table).map_err(FieldError::serialize)?;
     for (key, value) in &values {
         if let (true, Value::Float(v)) = (key.ends_with("_ms"), value) {
             if !(v.is_finite() && *v >= 0.0) {
-                return Err(ScenarioError::invalid(
+                return Err(FieldError::invalid(
                     format!("{prefix}.{key}"),
                     v,
                     "must be a finite duration of at least 0 ms",
@@ -344,11 +204,9 @@ fn check<T: Serialize>(
     let allowed = format!("must be {}", with_dotted_keys(allowed, prefix, &values));
     match key_of(&values, field) {
         Some(key) => {
-            Err(ScenarioError::invalid(format!("{prefix}.{key}"), show(&values[key]), allowed))
+            Err(FieldError::invalid(format!("{prefix}.{key}"), show(&values[key]), allowed))
         }
-        None => {
-            Err(ScenarioError::BadField { field: format!("{prefix}.{field}"), reason: allowed })
-        }
+        None => Err(FieldError::BadField { field: format!("{prefix}.{field}"), reason: allowed }),
     }
 }
 
@@ -395,7 +253,6 @@ fn show(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::TunnelConfig;
     use braid_core::cc::bbr2::{Bbr2Config, Version};
 
     #[test]
