@@ -1,6 +1,6 @@
 //! Scenarios: everything one simulation run needs, as plain serde structs.
 //!
-//! [`Scenario::default()`] is the default configuration of seed 000 (Pieska et al., "Performance
+//! [`Scenario::default()`] is the default configuration of Pieska et al. 2024 ("Performance
 //! Impact of Nested Congestion Control on Transport-Layer Multipath Tunneling", Table 1) plus
 //! the choices Table 1 leaves open, each documented on its field. `scenarios/default.toml`
 //! writes every field out with the same values; a test keeps the two equal.
@@ -60,7 +60,8 @@ const UDP_HEADER_BYTES: u32 = 8;
 
 /// One simulation run: topology, tunnel, end-to-end traffic and simulator settings.
 ///
-/// Server --(`server_link`)-- Proxy ==(`paths[0]`, `paths[1]`, ...)==> UE (seed 000, Figure 1).
+/// Server --(`server_link`)-- Proxy ==(`paths[0]`, `paths[1]`, ...)==> UE (Pieska et al. 2024,
+/// Figure 1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Scenario {
@@ -128,7 +129,8 @@ pub struct PathConfig {
     pub rate_mbps: f64,
     /// Downlink bottleneck FIFO, packets. Table 1: MAC buffer 500 pkt (the BDP at 100 ms).
     pub buffer_pkts: u32,
-    /// Scheduler cost; CPF prefers the lowest (seed 000 section 2.3: WiFi before cellular).
+    /// Scheduler cost; CPF prefers the lowest (Pieska et al. 2024, section 2.3: WiFi before
+    /// cellular).
     pub cost: u32,
     /// Uplink rate, Mbit/s. Table 1 gives one bandwidth per path; we use it in both directions.
     /// Unused when `uplink_trace` is set.
@@ -223,24 +225,26 @@ pub struct TunnelConfig {
     pub header_bytes: u32,
     /// What a path does about a lost packet: `unreliable` (DCCP-like, the default),
     /// `reliable` (TCP-like: resent, in order per path) or `partial` (resent while it can still
-    /// beat the receiver's wait limit). Seed 000 ran NewReno, BBR and BBRv2 as TCP tunnels
-    /// (reliable) and CCID2 / CCID5 as DCCP tunnels (unreliable).
+    /// beat the receiver's wait limit). Pieska et al. 2024 ran NewReno, BBR and BBRv2 as TCP
+    /// tunnels (reliable) and CCID2 / CCID5 as DCCP tunnels (unreliable).
     #[serde(deserialize_with = "de::named", serialize_with = "de::ser_named")]
     pub reliability: Reliability,
-    /// Give a gap up as soon as every active path has delivered beyond it (seed 000 section
-    /// 2.1), besides the wait limit. Needs a wait limit (`reorder` static or adaptive).
+    /// Give a gap up as soon as every active path has delivered beyond it
+    /// (Pieska et al. 2024, section 2.1), besides the wait limit. Needs a wait limit (`reorder`
+    /// static or adaptive).
     pub fast_loss_detection: bool,
-    /// Hold the faster paths' packets by the measured one-way-delay difference (seed 000
-    /// section 2.1).
+    /// Hold the faster paths' packets by the measured one-way-delay difference
+    /// (Pieska et al. 2024, section 2.1).
     pub equalize_delay: bool,
     /// Path exclusion: a path whose minimum RTT exceeds the fastest path's by more than this
-    /// many ms gets no new packets. `"off"` (the default, as the seed) uses every path.
+    /// many ms gets no new packets. `"off"` (the default, as in Pieska et al. 2024) uses every
+    /// path.
     #[serde(deserialize_with = "de::limit_or_off", serialize_with = "de::ser_limit_or_off")]
     pub max_rtt_spread_ms: Option<f64>,
     /// Repair wait, ms: with `reliability = "reliable"`, a gap that a path may still be
     /// repairing waits up to this long for the retransmission instead of the wait limit
-    /// ([`braid_core::reorder::ReorderConfig::repair_wait`]). `"off"` (the default, as the seed)
-    /// waits the wait limit only.
+    /// ([`braid_core::reorder::ReorderConfig::repair_wait`]). `"off"` (the default, as in
+    /// Pieska et al. 2024) waits the wait limit only.
     #[serde(deserialize_with = "de::limit_or_off", serialize_with = "de::ser_limit_or_off")]
     pub repair_wait_ms: Option<f64>,
     /// Window counting: `auto` (the name's: packets for ccid2 / ccid5, bytes otherwise),
@@ -300,14 +304,14 @@ impl TunnelConfig {
     /// The configuration recommended for bonding real links, the `braid tunnel` daemon's
     /// default: ACPF over BBRv2 tunnels, reliable, with the adaptive wait limit and paths more
     /// than 100 ms slower than the fastest excluded. Chosen from the sweep of every scheduler x
-    /// tunnel CC x reliability x receiver wait over seed 000's scenarios plus rate-, delay- and
-    /// loss-asymmetric paths (`scripts/never_slower.py`, docs/validation.md "Every scheduler,
-    /// tunnel CC, reliability and receiver"): the fewest runs slower than the best single path
-    /// and the lowest mean relative DLCT, for Cubic and BBR end to end; it is slower only where
-    /// a path is excluded (one path plus the tunnel's headers, 107-108%) and, under Cubic, with
-    /// 1% random loss on the second path (108-112% in four of five seeds).
-    /// [`TunnelConfig::default`] stays seed 000's Table 1, so that simulations reproduce the
-    /// paper.
+    /// tunnel CC x reliability x receiver wait over the scenarios of Pieska et al. 2024 plus rate-,
+    /// delay- and loss-asymmetric paths (`scripts/never_slower.py`, docs/validation.md "Every
+    /// scheduler, tunnel CC, reliability and receiver"): the fewest runs slower than the best
+    /// single path and the lowest mean relative DLCT, for Cubic and BBR end to end; it is slower
+    /// only where a path is excluded (one path plus the tunnel's headers, 107-108%) and, under
+    /// Cubic, with 1% random loss on the second path (108-112% in four of five seeds).
+    /// [`TunnelConfig::default`] stays Table 1 of Pieska et al. 2024, so that simulations
+    /// reproduce the paper.
     pub fn bonding() -> Self {
         TunnelConfig {
             scheduler: SchedulerKind::Acpf,
@@ -460,7 +464,7 @@ pub struct SimConfig {
     /// Bin width of the throughput series, ms.
     pub bin_ms: f64,
     /// Link-layer bytes counted on every link per packet: an Ethernet header (14), as htb counts
-    /// 1514-byte frames on the emulation testbed (DESIGN.md section 7).
+    /// 1514-byte frames on the emulation testbed (docs/design.md section 7).
     pub framing_bytes: u32,
     /// The tunnel's paths were set up before the transfer, each with a handshake that measured
     /// its RTT: every tunnel sender starts with one RTT sample per path (the idle path's
@@ -491,7 +495,8 @@ pub enum ReorderChoice {
     None,
     /// Hold out-of-order packets for a fixed wait (`tunnel.static_wait_ms`).
     Static,
-    /// Hold them for the estimated path delay difference plus a margin (seed 000 section 3).
+    /// Hold them for the estimated path delay difference plus a margin
+    /// (Pieska et al. 2024, section 3).
     Adaptive,
 }
 

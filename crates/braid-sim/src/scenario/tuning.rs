@@ -35,7 +35,7 @@ fn ms(d: Duration) -> f64 {
     d.as_nanos() as f64 / 1e6
 }
 
-/// `[tunnel.acpf]`: [`AcpfConfig`] (seed 004).
+/// `[tunnel.acpf]`: [`AcpfConfig`] (Pieska et al. 2021, ACPF).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AcpfTable {
@@ -241,7 +241,7 @@ impl WvegasTable {
     }
 }
 
-/// `[tunnel.coupled_cubic]`: [`CoupledCubicConfig`] (seed 003).
+/// `[tunnel.coupled_cubic]`: [`CoupledCubicConfig`] (Lee et al. 2023).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CoupledCubicTable {
