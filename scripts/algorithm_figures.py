@@ -84,10 +84,10 @@ FIGURES = [
     coupled_cc("olia", "olia", "OLIA (Khalili et al. 2013): window shifts towards the best path"),
     coupled_cc("balia", "balia", "BALIA (Peng et al. 2016): balanced increase, decrease capped at 1.5 x"),
     coupled_cc("wvegas", "wvegas", "wVegas (Cao et al. 2012): per-path backlog targets, no loss needed"),
-    coupled_cc("coupled_cubic", "coupled_cubic", "Coupled CUBIC (seed 003): CUBIC or LIA behaviour by BDP"),
+    coupled_cc("coupled_cubic", "coupled_cubic", "Coupled CUBIC (Lee et al. 2023): CUBIC or LIA behaviour by BDP"),
     {
         "name": "acpf",
-        "title": "ACPF (seed 004): the shared live-cwnd fraction follows the scheduler queue",
+        "title": "ACPF (Pieska et al. 2021): the shared live-cwnd fraction follows the scheduler queue",
         "scenario": "scenarios/default.toml",
         "set": ["tunnel.scheduler=acpf", "e2e.cc=bbr", "e2e.bytes=100000000"],
         "until": 6.0,
@@ -253,7 +253,7 @@ FIGURES += [
         "height": 5.4,
     },
     {
-        # BBR end to end over reliable BBR tunnels (the seed's TCP tunnels), 1% loss on path 1:
+        # BBR end to end over reliable BBR tunnels (the TCP tunnels of Pieska et al. 2024), 1% loss on path 1:
         # with the adaptive wait alone the receiver gives up what path 1 is repairing.
         "name": "repair_wait",
         "title": "Repair wait: BBR over reliable BBR tunnels, 1% loss on path 1, 30 MB",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seed 000 Figures 2, 4, 5: proxy near vs. far from the user, CPF vs. SRTT.
+"""Pieska et al. 2024, Figures 2, 4, 5: proxy near vs. far from the user, CPF vs. SRTT.
 
 Runs `braid sim` for NEAR and DIST placements at several end-to-end RTTs and prints a
 Markdown table of relative DLCT (tunnel DLCT / single-path DLCT without tunnel) and the share

@@ -38,7 +38,7 @@ fn ms(d: Duration) -> f64 {
     d.as_nanos() as f64 / 1e6
 }
 
-/// `[tunnel.acpf]`: [`AcpfConfig`] (seed 004).
+/// `[tunnel.acpf]`: [`AcpfConfig`] (Pieska et al. 2021, ACPF).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AcpfTable {

@@ -63,18 +63,20 @@ pub struct TunnelConfig {
     pub header_bytes: u32,
     /// What a path does about a lost packet: `unreliable` (DCCP-like, the default),
     /// `reliable` (TCP-like: resent, in order per path) or `partial` (resent while it can still
-    /// beat the receiver's wait limit). Seed 000 ran NewReno, BBR and BBRv2 as TCP tunnels
-    /// (reliable) and CCID2 / CCID5 as DCCP tunnels (unreliable).
+    /// beat the receiver's wait limit). Pieska et al. 2024 ran NewReno, BBR and BBRv2 as TCP
+    /// tunnels (reliable) and CCID2 / CCID5 as DCCP tunnels (unreliable).
     #[serde(deserialize_with = "crate::de::named", serialize_with = "crate::de::ser_named")]
     pub reliability: Reliability,
-    /// Give a gap up as soon as every active path has delivered beyond it (seed 000 section
-    /// 2.1), besides the wait limit. Needs a wait limit (`reorder` static or adaptive).
+    /// Give a gap up as soon as every active path has delivered beyond it
+    /// (Pieska et al. 2024, section 2.1), besides the wait limit. Needs a wait limit (`reorder`
+    /// static or adaptive).
     pub fast_loss_detection: bool,
-    /// Hold the faster paths' packets by the measured one-way-delay difference (seed 000
-    /// section 2.1).
+    /// Hold the faster paths' packets by the measured one-way-delay difference
+    /// (Pieska et al. 2024, section 2.1).
     pub equalize_delay: bool,
     /// Path exclusion: a path whose minimum RTT exceeds the fastest path's by more than this
-    /// many ms gets no new packets. `"off"` (the default, as the seed) uses every path.
+    /// many ms gets no new packets. `"off"` (the default, as in Pieska et al. 2024) uses every
+    /// path.
     #[serde(
         deserialize_with = "crate::de::limit_or_off",
         serialize_with = "crate::de::ser_limit_or_off"
@@ -82,8 +84,8 @@ pub struct TunnelConfig {
     pub max_rtt_spread_ms: Option<f64>,
     /// Repair wait, ms: with `reliability = "reliable"`, a gap that a path may still be
     /// repairing waits up to this long for the retransmission instead of the wait limit
-    /// ([`braid_core::reorder::ReorderConfig::repair_wait`]). `"off"` (the default, as the seed)
-    /// waits the wait limit only.
+    /// ([`braid_core::reorder::ReorderConfig::repair_wait`]). `"off"` (the default, as in
+    /// Pieska et al. 2024) waits the wait limit only.
     #[serde(
         deserialize_with = "crate::de::limit_or_off",
         serialize_with = "crate::de::ser_limit_or_off"
@@ -146,14 +148,14 @@ impl TunnelConfig {
     /// The configuration recommended for bonding real links, the `braid tunnel` daemon's
     /// default: ACPF over BBRv2 tunnels, reliable, with the adaptive wait limit and paths more
     /// than 100 ms slower than the fastest excluded. Chosen from the sweep of every scheduler x
-    /// tunnel CC x reliability x receiver wait over seed 000's scenarios plus rate-, delay- and
-    /// loss-asymmetric paths (`scripts/never_slower.py`, docs/validation.md "Every scheduler,
-    /// tunnel CC, reliability and receiver"): the fewest runs slower than the best single path
-    /// and the lowest mean relative DLCT, for Cubic and BBR end to end; it is slower only where
-    /// a path is excluded (one path plus the tunnel's headers, 107-108%) and, under Cubic, with
-    /// 1% random loss on the second path (108-112% in four of five seeds).
-    /// [`TunnelConfig::default`] stays seed 000's Table 1, so that simulations reproduce the
-    /// paper.
+    /// tunnel CC x reliability x receiver wait over the scenarios of Pieska et al. 2024 plus rate-,
+    /// delay- and loss-asymmetric paths (`scripts/never_slower.py`, docs/validation.md "Every
+    /// scheduler, tunnel CC, reliability and receiver"): the fewest runs slower than the best
+    /// single path and the lowest mean relative DLCT, for Cubic and BBR end to end; it is slower
+    /// only where a path is excluded (one path plus the tunnel's headers, 107-108%) and, under
+    /// Cubic, with 1% random loss on the second path (108-112% in four of five seeds).
+    /// [`TunnelConfig::default`] stays Table 1 of Pieska et al. 2024, so that simulations
+    /// reproduce the paper.
     pub fn bonding() -> Self {
         TunnelConfig {
             scheduler: SchedulerKind::Acpf,

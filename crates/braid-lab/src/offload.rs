@@ -8,7 +8,7 @@
 //! 64 KB TCP super-frame, or a UDP GSO train (one `sendmsg` with `UDP_SEGMENT`, as `braid
 //! tunnel` sends each path's datagrams), crosses the veth whole: a `pfifo limit 500` then holds
 //! 500 super-frames instead of 500 packets, and `braid linkem` reads one oversize frame and drops
-//! it, losing every datagram of the train (DESIGN.md section 7). With receive coalescing on, a
+//! it, losing every datagram of the train (docs/design.md section 7). With receive coalescing on, a
 //! device merges frames before packet taps see them. Off, every queue counts real frames.
 //!
 //! # Source

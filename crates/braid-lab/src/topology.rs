@@ -1,4 +1,4 @@
-//! Seed 000's Figure 1 in network namespaces, from a [`braid_sim::Scenario`]:
+//! Figure 1 of Pieska et al. 2024 in network namespaces, from a [`braid_sim::Scenario`]:
 //!
 //! ```text
 //!  server ==(em0: server link)== proxy ==(em1: path 1)== ue
@@ -19,10 +19,10 @@
 //! | `{prefix}-em<k>` | [`EM_IF_UP`], [`EM_IF_DOWN`] (+ `br0` with htb) |
 //!
 //! The server's default route points at the proxy. How the UE reaches the server is the run's
-//! choice: [`Topology::route_single_path`] (the seed's baseline: no tunnel, one path) or the
-//! tunnel, whose configuration the lead writes from [`Topology::paths`].
+//! choice: [`Topology::route_single_path`] (the baseline of Pieska et al. 2024: no tunnel, one
+//! path) or the tunnel, whose configuration the lead writes from [`Topology::paths`].
 //!
-//! Every veth has TSO, GSO and GRO off, so queues count real frames (DESIGN.md section 7).
+//! Every veth has TSO, GSO and GRO off, so queues count real frames (docs/design.md section 7).
 //! Reverse-path filtering is off on proxy and UE, where tunnel routes are asymmetric.
 //!
 //! Building stops at the first failing command; everything made until then is torn down by the
@@ -258,7 +258,7 @@ impl Topology {
     }
 
     /// Routes the UE to the server over path `path` (1-based) alone, without a tunnel: the
-    /// seed's single-path baseline. Replaces the UE's default route.
+    /// single-path baseline of Pieska et al. 2024. Replaces the UE's default route.
     pub fn route_single_path(&self, path: usize) -> Result<Ipv4Addr, NetError> {
         let ends = self.paths().get(path.wrapping_sub(1)).ok_or_else(|| NetError::BadName {
             what: "path",

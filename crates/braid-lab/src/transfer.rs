@@ -8,7 +8,7 @@
 //! - The stream opens with a 32-byte [`Header`]: magic, version, byte count, payload seed and
 //!   the sender's `CLOCK_MONOTONIC` time just before `connect`. Sender and receiver run on one
 //!   host (namespaces share the clock), so the receiver measures the DLCT itself: from that
-//!   time to the arrival of the last byte (DESIGN.md section 5: first SYN to last byte
+//!   time to the arrival of the last byte (docs/design.md section 5: first SYN to last byte
 //!   delivered), and bins the goodput from the same origin.
 //! - The receiver compares every byte with the regenerated [`payload`] and reports the first
 //!   wrong offset.

@@ -2,7 +2,7 @@
 //! of the default scenario, emulated with the htb fallback. Needs root.
 //!
 //! Bound on goodput: htb counts 1514-byte frames, so a 50 Mbit/s path carries at most
-//! 50 * 1448 / 1514 = 47.82 Mbit/s of TCP payload (MSS 1448 with timestamps; DESIGN.md
+//! 50 * 1448 / 1514 = 47.82 Mbit/s of TCP payload (MSS 1448 with timestamps; docs/design.md
 //! section 7). A greedy download of 20 MB must stay below that (and so below the 50 Mbit/s
 //! rate) and reach at least 80% of it over its whole DLCT, slow start included.
 

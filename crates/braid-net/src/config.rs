@@ -38,8 +38,8 @@
 //! except that `transport = "tcp"` refuses the settings it never reads (the tunnel's congestion
 //! control tables, `counting`, ...; `tcp_path::check_tunnel`).
 //!
-//! Its defaults are not the simulator's, which reproduce seed 000's Table 1, but those for
-//! bonding real links ([`TunnelSection::bonding`]): ACPF over reliable BBRv2 paths, and a path
+//! Its defaults are not the simulator's, which reproduce Table 1 of Pieska et al. 2024, but those
+//! for bonding real links ([`TunnelSection::bonding`]): ACPF over reliable BBRv2 paths, and a path
 //! whose minimum RTT is more than 100 ms above the fastest one's left out
 //! (`max_rtt_spread_ms = "off"` uses every path). Over `transport = "tcp"` the kernel runs the
 //! paths' congestion control and has no BBRv2, and path exclusion exists only in the UDP sender,

@@ -1,6 +1,6 @@
 //! Kernel TCP paths (`interface.transport = "tcp"`): each path is one TCP connection, as the
-//! seed's user-space framework runs the MP-DCCP scheduler and reorder modules over "multiple
-//! TCP tunnels (e.g., using TCP BBR)" (seed 000 section 2.2).
+//! user-space framework of Pieska et al. 2024 runs the MP-DCCP scheduler and reorder modules
+//! over "multiple TCP tunnels (e.g., using TCP BBR)" (Pieska et al. 2024, section 2.2).
 //!
 //! The kernel does each path's congestion control (`tunnel.cc`, set per socket with
 //! `TCP_CONGESTION` and read back), pacing and retransmission; the tunnel keeps its scheduler

@@ -1,7 +1,7 @@
 //! The event queue: a binary heap keyed by (time, insertion sequence), so that events at the
 //! same instant run in the order they were scheduled and every run is reproducible.
 //!
-//! Components keep the heap small (htsim's discipline, DESIGN.md section 8): a link schedules
+//! Components keep the heap small (htsim's discipline, docs/design.md section 8): a link schedules
 //! only the end of its head packet's transmission and the arrival of the first packet on its
 //! delay line; an endpoint schedules only its earliest deadline.
 

@@ -1,5 +1,5 @@
 //! braid-sim: a deterministic discrete-event simulator that runs braid-core's tunnel with
-//! end-to-end TCP and UDP models over the topology of seed 000 (Figure 1).
+//! end-to-end TCP and UDP models over the topology of Pieska et al. 2024 (Figure 1).
 //!
 //! - [`engine`]: the event queue (time, then insertion order: stable tie-breaking).
 //! - [`link`]: random loss, a FIFO (drop-tail or CoDel), a constant rate or a Mahimahi

@@ -2,7 +2,7 @@
 //! under CoDel), a server that empties it at a constant rate or at the delivery opportunities
 //! of a Mahimahi trace, then a propagation delay line. The FIFO counts packets as Linux `pfifo`
 //! does; the packet in service is not in the FIFO. Every frame also carries `framing_bytes` of
-//! link-layer header (14 for Ethernet), as `htb` rates count 1514-byte frames (DESIGN.md
+//! link-layer header (14 for Ethernet), as `htb` rates count 1514-byte frames (docs/design.md
 //! section 7).
 //!
 //! Only two events per link are ever pending: the end of the head packet's service and the

@@ -1,4 +1,4 @@
-//! Measurement: what a run reports (DESIGN.md section 5) and the collectors behind it.
+//! Measurement: what a run reports (docs/design.md section 5) and the collectors behind it.
 //!
 //! Definitions:
 //! - DLCT: from the start of the transfer (time zero, the first SYN-equivalent) to the last

@@ -1,4 +1,4 @@
-//! The topology of seed 000 Figure 1, wired as a discrete-event world:
+//! The topology of Pieska et al. 2024, Figure 1, wired as a discrete-event world:
 //!
 //! ```text
 //!  server ──server link──▶ proxy ══path i downlink (bottleneck)══▶ UE

@@ -19,8 +19,8 @@ fn lowest_acpf_fraction(extra: &[&str]) -> f64 {
 
 #[test]
 fn acpf_never_goes_below_a_tuned_min_fraction() {
-    // The default starts at seed 004's minimum, 0.47; a minimum of 0.6 is also where it starts
-    // (initial_fraction unset) and a floor it never crosses.
+    // The default starts at the ACPF paper's minimum (Pieska et al. 2021), 0.47; a minimum of 0.6
+    // is also where it starts (initial_fraction unset) and a floor it never crosses.
     assert_eq!(lowest_acpf_fraction(&[]), 0.47);
     assert_eq!(lowest_acpf_fraction(&["tunnel.acpf.min_fraction=0.6"]), 0.6);
 }

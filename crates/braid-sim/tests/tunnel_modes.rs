@@ -37,7 +37,7 @@ fn redundant_scheduling_delivers_every_packet_once_despite_loss_on_one_path() {
     assert!(r.reorder.duplicates <= r.tunnel.redundant_copies);
 }
 
-/// Issue 5: redundant mode must work with every reorder policy. Whatever the receiver does with
+/// Redundant mode must work with every reorder policy. Whatever the receiver does with
 /// gaps, each packet is handed to the application exactly once: with path 2 loss-free every
 /// datagram arrives, so any second delivery would push the byte count above the total.
 #[test]

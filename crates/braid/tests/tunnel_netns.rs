@@ -1,8 +1,8 @@
-//! `braid tunnel` for real: two daemons in network namespaces over emulated paths (the seed's
-//! Figure 1, built by braid-lab), carrying kernel TCP and UDP. Needs root. Every test builds
-//! its own namespaces under a unique prefix and checks that nothing of it remains.
+//! `braid tunnel` for real: two daemons in network namespaces over emulated paths (Figure 1
+//! of Pieska et al. 2024, built by braid-lab), carrying kernel TCP and UDP. Needs root. Every test
+//! builds its own namespaces under a unique prefix and checks that nothing of it remains.
 //!
-//! What issue 3 asks of the data plane, one test each: integrity under reordering and loss,
+//! What the data plane must do (docs/design.md section 6), one test each: integrity under reordering and loss,
 //! aggregation of two paths, CPF's preference under light load, failover and rejoin.
 
 mod common;

@@ -3,9 +3,9 @@
 //! connection running the configured congestion control. Needs root. Every test builds its own
 //! namespaces under a unique prefix and checks that nothing of it remains.
 //!
-//! The three properties the seed's TCP tunnels need (seed 000 section 2.2): a download arrives
-//! intact over both paths with the kernel running `tunnel.cc`; CPF keeps a light load on the
-//! preferred path; a path that dies and returns is reconnected and used again.
+//! The three properties the TCP tunnels of Pieska et al. 2024 need (its section 2.2): a download
+//! arrives intact over both paths with the kernel running `tunnel.cc`; CPF keeps a light load on
+//! the preferred path; a path that dies and returns is reconnected and used again.
 
 mod common;
 

@@ -4,8 +4,8 @@
 //!
 //! Source: Ha and Rhee, "Taming the elephants: New TCP slow start", Computer Networks 55(9),
 //! 2011, and its implementation in Linux `net/ipv4/tcp_cubic.c` (`bictcp_hystart_reset`,
-//! `hystart_update`, `cubictcp_acked`), which is what the lab's kernel, and the seeds' servers,
-//! run by default (`/sys/module/tcp_cubic/parameters/hystart` = 1, `hystart_detect` = 3).
+//! `hystart_update`, `cubictcp_acked`), which is what the lab's kernel, and the source papers'
+//! servers, run by default (`/sys/module/tcp_cubic/parameters/hystart` = 1, `hystart_detect` = 3).
 //! RFC 9406 (HyStart++) is a different algorithm; this module follows Linux because the
 //! simulator's end-to-end Cubic stands for Linux Cubic.
 //!

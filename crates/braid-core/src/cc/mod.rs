@@ -344,7 +344,7 @@ pub enum TunnelCc {
     Balia,
     /// wVegas (Cao et al., ICNP 2012), byte-counted.
     Wvegas,
-    /// Coupled CUBIC (Lee et al., CSSE 2023, seed 003), byte-counted.
+    /// Coupled CUBIC (Lee et al. 2023, CSSE), byte-counted.
     CoupledCubic,
 }
 

@@ -3,8 +3,8 @@
 //! oldest held packet has waited the wait limit or, with fast loss detection, when every active
 //! path has delivered beyond it.
 //!
-//! Sources: seed 000 section 2.1 (the reordering module "can adjust the timing of packets
-//! arriving earlier than expected, up to a predefined limit"); draft-amend-iccrg-multipath-
+//! Sources: Pieska et al. 2024, section 2.1 (the reordering module "can adjust the timing of
+//! packets arriving earlier than expected, up to a predefined limit"); draft-amend-iccrg-multipath-
 //! reordering; MP-DCCP's active reordering module, read for behaviour only (a ring indexed by
 //! the overall sequence number, drained when the expected packet arrives or when the oldest
 //! buffered packet times out). Policy choices (late packets, duplicates, the static default)

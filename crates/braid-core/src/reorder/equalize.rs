@@ -1,8 +1,8 @@
 //! Delay equalisation: hold each packet by how far its path's one-way delay lags behind the
 //! slowest path's, so packets of all paths reach the reorder stage with the same delay.
 //!
-//! Sources: seed 000 section 2.1 ("enforcing delay equalization [10], which artificially delays
-//! packets received via the faster path by the difference in path delay experienced. For
+//! Sources: Pieska et al. 2024, section 2.1 ("enforcing delay equalization [10], which artificially
+//! delays packets received via the faster path by the difference in path delay experienced. For
 //! instance, if two paths exhibit delays of 10 and 30 ms, packets [...] over the shorter path are
 //! delayed by an additional 20 ms"); its reference [10], Evensen et al., "A network-layer proxy
 //! for bandwidth aggregation and reduction of IP packet reordering", IEEE LCN 2009.
@@ -18,7 +18,7 @@
 //!
 //! # Choices where the sources are vague
 //! - *Where*: at the receiver, which measures the delays from the send timestamps without any
-//!   feedback. (The seed's example phrases it as delaying packets sent on the shorter path; the
+//!   feedback. (The paper's example phrases it as delaying packets sent on the shorter path; the
 //!   release order is the same.)
 //! - *Which delay*: the packet's own one-way delay against each path's latest sample, not a
 //!   smoothed one: equalisation is meant to absorb jitter as well as the mean difference (Evensen

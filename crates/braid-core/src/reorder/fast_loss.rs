@@ -1,11 +1,11 @@
 //! Fast loss detection: a missing global sequence number is lost once every active path has
 //! delivered a packet with a higher number.
 //!
-//! Sources: seed 000 section 2.1 ("a mechanism for fast loss detection analyses received
+//! Sources: Pieska et al. 2024, section 2.1 ("a mechanism for fast loss detection analyses received
 //! sequence numbers to identify lost packets, enabling the early release of delayed packets");
-//! DESIGN.md section 3 ("releases waiting packets once every path has delivered a packet with a
-//! higher global sequence number than the missing one"); draft-amend-iccrg-multipath-reordering
-//! (fast packet loss detection from the per-path sequence progress).
+//! docs/design.md section 3 (a missing number is given up once every active path has delivered
+//! a higher one); draft-amend-iccrg-multipath-reordering (fast packet loss detection from the
+//! per-path sequence progress).
 //!
 //! # Why it is sound
 //! The sender numbers packets globally when it assigns them to a path and sends each path's

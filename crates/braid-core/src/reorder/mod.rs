@@ -1,7 +1,7 @@
 //! Receiver-side reordering: release tunnelled packets in global sequence order, waiting a
 //! bounded time for gaps to fill.
 //!
-//! Sources: seed 000 (Pieska et al. 2024) section 2.1 and Table 1, which summarise the
+//! Sources: Pieska et al. 2024, section 2.1 and Table 1, which summarise the
 //! reordering of MP-DCCP: wait for early packets up to a static or adaptive limit, fast loss
 //! detection, delay equalisation; draft-amend-iccrg-multipath-reordering ("Multipath sequence
 //! maintenance"), the problem statement for reordering in unreliable multipath tunnels (ATSSS).
@@ -28,8 +28,8 @@
 //!   applies.
 //! - [`ReorderConfig::equalize_delay`] (every policy): packets of faster paths are held by their
 //!   lag behind the slowest path before they reach the reorder stage (`equalize.rs`).
-//! - [`ReorderConfig::repair_wait`] (`static`, `adaptive`; Braid's own, not in the seed): on
-//!   reliable tunnel paths, a gap that a path may still be repairing waits up to this long for
+//! - [`ReorderConfig::repair_wait`] (`static`, `adaptive`; Braid's own, not in Pieska et al. 2024):
+//!   on reliable tunnel paths, a gap that a path may still be repairing waits up to this long for
 //!   the retransmission instead of the wait limit. The tunnel receiver tells the buffer which
 //!   global numbers each path may still deliver: the loss and the packets it holds back behind
 //!   it ([`ReorderBuffer::set_repair_window`]). Without it the adaptive limit, the paths' delay
@@ -59,8 +59,8 @@
 //!   [`DUPLICATE_WINDOW_SEQS`] below the highest received) are handed back to the caller
 //!   ([`Insert::Duplicate`]), who counts them as reorder-queue drops. They still count as delay
 //!   samples and as fast-loss evidence of the path they came on.
-//! - *Static wait* defaults to 50 ms: seed 000 gives no value for the static module. 50 ms is
-//!   our choice: the path RTTs of every reference scenario except ASYM40 / ASYM200 differ by at
+//! - *Static wait* defaults to 50 ms: Pieska et al. 2024 give no value for the static module. 50 ms
+//!   is our choice: the path RTTs of every reference scenario except ASYM40 / ASYM200 differ by at
 //!   most 20 ms (10 ms one way), which leaves 40 ms for queueing on the slower path. (MP-DCCP's
 //!   active reordering module uses 15 ms as its fixed default.)
 //! - *Margin* defaults to 10 ms as in Table 1; the text of section 4.2 says 5 ms. Configurable.
@@ -86,14 +86,14 @@ pub use fast_loss::FastLossDetector;
 pub use path_delay::{PathDelays, PATH_SAMPLE_MAX_AGE};
 pub use wait_limit::{AdaptiveWaitLimit, MAX_WAIT_LIMIT};
 
-/// Reorder buffer size in packets (seed 000 Table 1: "Reorder buffer 1500 pkt").
+/// Reorder buffer size in packets (Pieska et al. 2024, Table 1: "Reorder buffer 1500 pkt").
 pub const DEFAULT_BUFFER_PKTS: usize = 1500;
 /// Wait limit of the static policy; our choice (see the module documentation).
 pub const DEFAULT_STATIC_WAIT: Duration = Duration::from_millis(50);
-/// Margin added to the adaptive estimate (seed 000 Table 1: "Added margin 10 ms").
+/// Margin added to the adaptive estimate (Pieska et al. 2024, Table 1: "Added margin 10 ms").
 pub const DEFAULT_MARGIN: Duration = Duration::from_millis(10);
-/// Weight of a new sample in the adaptive estimate (seed 000 Table 1: "Moving average weight
-/// 95%"; section 4.2: "each new value determining 95% of the estimation").
+/// Weight of a new sample in the adaptive estimate (Pieska et al. 2024, Table 1: "Moving
+/// average weight 95%"; section 4.2: "each new value determining 95% of the estimation").
 pub const DEFAULT_NEW_SAMPLE_WEIGHT: f64 = 0.95;
 /// Largest buffer `validate` accepts: a million packets is 1.5 GB of 1500-byte frames.
 pub const MAX_BUFFER_PKTS: usize = 1_000_000;
@@ -137,7 +137,7 @@ impl FromStr for ReorderKind {
     }
 }
 
-/// Configuration of the receiver's reorder buffer. `Default` is seed 000 Table 1.
+/// Configuration of the receiver's reorder buffer. `Default` is Table 1 of Pieska et al. 2024.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReorderConfig {
     pub kind: ReorderKind,
@@ -149,17 +149,17 @@ pub struct ReorderConfig {
     pub margin: Duration,
     /// Weight of a new delay-difference sample in the moving average, in (0, 1] (Table 1: 0.95).
     pub new_sample_weight: f64,
-    /// Give a gap up as soon as every active path has delivered beyond it (seed 000 section
-    /// 2.1). `static` and `adaptive` only. Default off.
+    /// Give a gap up as soon as every active path has delivered beyond it
+    /// (Pieska et al. 2024, section 2.1). `static` and `adaptive` only. Default off.
     pub fast_loss_detection: bool,
-    /// Hold packets of faster paths by their one-way-delay lag behind the slowest path (seed 000
-    /// section 2.1). Any policy. Default off.
+    /// Hold packets of faster paths by their one-way-delay lag behind the slowest path
+    /// (Pieska et al. 2024, section 2.1). Any policy. Default off.
     pub equalize_delay: bool,
     /// Wait for repairs: a held packet below which a reliable path may still deliver a number,
     /// behind a loss it is repairing ([`ReorderBuffer::set_repair_window`]), waits up to this
     /// long after its arrival before its gap is given up, if that is longer than the wait
-    /// limit. `None` (the default, as the seed) waits the wait limit only. `static` and
-    /// `adaptive` only.
+    /// limit. `None` (the default, as in Pieska et al. 2024) waits the wait limit only. `static`
+    /// and `adaptive` only.
     pub repair_wait: Option<Duration>,
 }
 
@@ -237,7 +237,7 @@ pub enum Insert<P> {
 }
 
 /// A packet released for delivery, with what the caller needs for the delay metrics
-/// (head-of-line blocking = delivery time - `arrival`, DESIGN.md section 5).
+/// (head-of-line blocking = delivery time - `arrival`, docs/design.md section 5).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Released<P> {
     pub payload: P,

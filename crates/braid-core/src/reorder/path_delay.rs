@@ -3,10 +3,10 @@
 //! adaptive wait limit averages it) and one packet's lag behind the slowest path (delay
 //! equalisation holds the packet that long).
 //!
-//! Sources: seed 000 section 2.1 and section 4.2 (the adaptive limit follows the delay difference
-//! between paths; equalisation delays packets of the faster path "by the difference in path delay
-//! experienced"); draft-amend-iccrg-multipath-reordering (an expiration timer derived from the
-//! delay difference between the fastest and the slowest path).
+//! Sources: Pieska et al. 2024, sections 2.1 and 4.2 (the adaptive limit follows the delay
+//! difference between paths; equalisation delays packets of the faster path "by the difference in
+//! path delay experienced"); draft-amend-iccrg-multipath-reordering (an expiration timer derived
+//! from the delay difference between the fastest and the slowest path).
 //!
 //! # Per arrival
 //! One-way delay of the packet: `owd = arrival time (receiver clock) - send timestamp (sender

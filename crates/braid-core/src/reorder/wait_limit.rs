@@ -1,10 +1,10 @@
 //! The wait limit: how long a packet that arrived beyond a gap may wait for the gap to fill.
 //!
-//! Sources: seed 000 section 2.1 (the limit "may either be static or adapt to variations in
-//! path delay"), section 4.2 and Table 1 (an exponentially weighted moving average in which each
+//! Sources: Pieska et al. 2024, section 2.1 (the limit "may either be static or adapt to variations
+//! in path delay"), section 4.2 and Table 1 (an exponentially weighted moving average in which each
 //! new value weighs 95%, padded with a margin: 10 ms in Table 1, 5 ms in the text);
 //! draft-amend-iccrg-multipath-reordering (a static expiration timer, or one derived from the
-//! delay difference between the fastest and the slowest path). DESIGN.md section 3 restates it.
+//! delay difference between the fastest and the slowest path); see also docs/design.md section 3.
 //!
 //! # Adaptive estimator, per arrival
 //! 1. The arrival's one-way delay replaces its path's latest sample ([`PathDelays`]).

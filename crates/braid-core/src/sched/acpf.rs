@@ -1,7 +1,7 @@
 //! Adaptive Cheapest Path First (ACPF): Pieska et al., "Adaptive Cheapest Path First Scheduling
-//! in a Transport-Layer Multi-Path Tunnel Context", ANRW 2021 (seed 004), sections 3.2, 4 and
-//! 4.2. The pseudo-code of its Figure 2b/2c is lost in the text copy; DESIGN.md section 3
-//! ("ACPF") restates what the project relies on.
+//! in a Transport-Layer Multi-Path Tunnel Context", ANRW 2021, sections 3.2, 4 and 4.2.
+//! The pseudo-code of its Figure 2b/2c is lost in the text copy; docs/design.md section 3
+//! ("ACPF") states what the project relies on.
 //!
 //! # Model
 //! CPF fills the cheap path's window before it spills to the dear one, and with a BBR tunnel
@@ -71,7 +71,8 @@ pub const ACPF_RAMP_DOWN: Duration = Duration::from_millis(530);
 /// Fractions are kept in parts per million.
 const PPM: u64 = 1_000_000;
 
-/// ACPF parameters. `Default` is seed 004's values plus the choices in the module doc.
+/// ACPF parameters. `Default` is the ACPF paper's values (Pieska et al. 2021) plus the choices in
+/// the module doc.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AcpfConfig {
     /// The fraction grows while the scheduler queue holds more than this many packets.

@@ -25,10 +25,11 @@
 //!
 //! # Mapping onto Braid and choices
 //! - **The connection window `|M|`** is the receiver's reorder buffer ([`Blest::new`]'s
-//!   `reorder_window_pkts`, 1500 packets by default, seed 000 Table 1) times the tunnel MSS.
-//!   Packets that overtake a slow one wait in that buffer, so it is what a slow packet blocks, as
-//!   the receive buffer is in MPTCP. The receiver does not advertise its free space, so the whole
-//!   capacity is used, and as in the kernel only the slow path's in-flight data is subtracted.
+//!   `reorder_window_pkts`, 1500 packets by default, Pieska et al. 2024, Table 1) times the tunnel
+//!   MSS. Packets that overtake a slow one wait in that buffer, so it is what a slow packet blocks,
+//!   as the receive buffer is in MPTCP. The receiver does not advertise its free space, so the
+//!   whole capacity is used, and as in the kernel only the slow path's in-flight data is
+//!   subtracted.
 //! - **`CWND_f`** is the fast path's window in bytes and `MSS_f x (r - 1) / 2` its growth, so X
 //!   is in bytes; the paper's congestion-avoidance growth is kept whatever the path controller.
 //! - **`rtt`s** are the paths' smoothed RTTs (the kernel's linger-time refinement between the

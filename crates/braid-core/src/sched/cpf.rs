@@ -1,4 +1,4 @@
-//! Cheapest Path First: strict priority by configured cost (seed 000 section 2.3;
+//! Cheapest Path First: strict priority by configured cost (Pieska et al. 2024, section 2.3;
 //! draft-bonaventure-iccrg-schedulers section 3.1, "strict priority").
 //!
 //! The cheapest path with room in its congestion window gets the packet; a dearer path is used

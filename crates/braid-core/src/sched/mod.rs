@@ -40,7 +40,7 @@ pub use srtt::LowestRtt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PathView {
     pub index: usize,
-    /// Configured cost; CPF prefers lower (seed 000 section 2.3: WiFi before cellular).
+    /// Configured cost; CPF prefers lower (Pieska et al. 2024, section 2.3: WiFi before cellular).
     pub cost: u32,
     /// Whether the path is usable at all (liveness; always true in the simulator).
     pub is_up: bool,
@@ -60,8 +60,8 @@ pub struct PathView {
 }
 
 impl PathView {
-    /// Seed 000 section 2.3: "a path is considered available if its path congestion window
-    /// has sufficient room to send a packet".
+    /// Pieska et al. 2024, section 2.3: "a path is considered available if its path congestion
+    /// window has sufficient room to send a packet".
     #[inline]
     pub fn has_room(&self) -> bool {
         self.has_room_in(self.cc.cwnd_bytes)

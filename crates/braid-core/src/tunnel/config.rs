@@ -1,4 +1,4 @@
-//! Tunnel configuration, with the defaults of seed 000 Table 1.
+//! Tunnel configuration, with the defaults of Table 1 of Pieska et al. 2024.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -16,8 +16,8 @@ pub const DEFAULT_REASSEMBLY_PKTS: usize = 4096;
 
 /// What a tunnel path does about a lost packet (`tunnel.reliability`).
 ///
-/// Seed 000 compares TCP tunnels (NewReno, BBR, BBRv2: reliable, in order per path) with DCCP
-/// tunnels (CCID2, CCID5: unreliable), and names retransmission with a deadline as future work
+/// Pieska et al. 2024 compare TCP tunnels (NewReno, BBR, BBRv2: reliable, in order per path) with
+/// DCCP tunnels (CCID2, CCID5: unreliable), and name retransmission with a deadline as future work
 /// (section 6). The behaviours are in `tunnel/sender.rs` and `tunnel/reassembly.rs`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reliability {
@@ -105,7 +105,7 @@ pub struct TunnelConfig {
     pub pacing_catch_up: Duration,
     /// Path exclusion for delay asymmetry: a path whose minimum RTT exceeds the fastest
     /// path's by more than this gets no new packets (see [`super::TunnelSender`]). `None` (the
-    /// default, as in seed 000) offers every path to the scheduler.
+    /// default, as in Pieska et al. 2024) offers every path to the scheduler.
     pub max_rtt_spread: Option<Duration>,
     /// Window counting for every path; `None` takes [`TunnelCc::counting`] (packets for the
     /// DCCP names, bytes otherwise).

@@ -1,7 +1,7 @@
 //! In-order delivery per path, for reliable tunnel paths.
 //!
-//! A reliable path behaves like the seed's TCP tunnels (seed 000 section 2.2): the sender sends
-//! a lost packet again with the same path sequence number, and the receiving end of the path
+//! A reliable path behaves like the TCP tunnels of Pieska et al. 2024 (section 2.2): the sender
+//! sends a lost packet again with the same path sequence number, and the receiving end of the path
 //! hands packets on strictly in path-sequence order, so one loss holds back every later packet
 //! of that path until the retransmission arrives (per-path head-of-line blocking). Only then do
 //! they reach the reorder buffer, which restores the global order across paths.

@@ -1,5 +1,5 @@
 //! The scheduler queue: inner packets waiting for the scheduler to find a path with room,
-//! bounded and drop-tail (seed 000 Table 1: 1500 packets), and the source of the global
+//! bounded and drop-tail (Pieska et al. 2024, Table 1: 1500 packets), and the source of the global
 //! sequence numbers the receiver reorders by.
 //!
 //! A packet gets its global sequence number when it leaves the queue for a path, so the numbers

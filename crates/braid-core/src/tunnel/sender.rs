@@ -24,11 +24,11 @@
 //! packets (its retransmissions still leave). Every packet such a path carries arrives long
 //! after the packets around it on the fast path: the receiver either holds everything behind
 //! it (head-of-line blocking the end-to-end sender sees as a delay spike) or gives the gap up
-//! (a loss the end-to-end sender repairs). Seed 000's ASYM200 scenario shows both costing more
-//! than the slow path's capacity brings. The minimum RTT is used, not the smoothed one, because
-//! it measures the paths' structure, not their queues (which the schedulers already see), and
-//! a path carrying nothing keeps its minimum rather than going stale upwards; a path whose
-//! propagation delay shrinks while it is excluded is only rediscovered when the fast path's
+//! (a loss the end-to-end sender repairs). The ASYM200 scenario of Pieska et al. 2024 shows both
+//! costing more than the slow path's capacity brings. The minimum RTT is used, not the smoothed
+//! one, because it measures the paths' structure, not their queues (which the schedulers already
+//! see), and a path carrying nothing keeps its minimum rather than going stale upwards; a path
+//! whose propagation delay shrinks while it is excluded is only rediscovered when the fast path's
 //! own minimum rises to meet it. The same rule appears as "path exclusion" in bonding tools
 //! and as the slow-path check of BLEST and ECF, here without their per-packet models.
 

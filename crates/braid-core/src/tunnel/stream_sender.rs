@@ -1,13 +1,13 @@
 //! The tunnel sender for paths whose transport does its own congestion control, pacing and
-//! reliability: one kernel TCP connection per path, as in the seed's user-space framework
-//! ("multiple TCP tunnels (e.g., using TCP BBR)", seed 000 section 2.2), where the MP-DCCP
-//! scheduler and reorder modules run over single-path sockets.
+//! reliability: one kernel TCP connection per path, as in the user-space framework of
+//! Pieska et al. 2024 ("multiple TCP tunnels (e.g., using TCP BBR)", section 2.2), where the
+//! MP-DCCP scheduler and reorder modules run over single-path sockets.
 //!
 //! What is left to the tunnel is scheduling: the scheduler queue (drop-tail, as
 //! [`super::TunnelSender`]'s), the configured scheduler, the global sequence number and the
 //! data header of each packet. The scheduler sees each path through the window the transport
 //! reports ([`StreamPathState`], from Linux `TCP_INFO` in the daemon): a path has room while its
-//! bytes in flight plus the packet fit under its cwnd (seed 000 section 2.3).
+//! bytes in flight plus the packet fit under its cwnd (Pieska et al. 2024, section 2.3).
 //!
 //! The transport's state is only as fresh as the caller's last [`StreamSender::update_path`].
 //! Between updates every packet handed out adds its wire length to the path's in-flight bytes,
@@ -16,7 +16,7 @@
 //! queued: the caller asks again after its next update (the sender has no timers, since only
 //! the transport knows when its window opens).
 //!
-//! Choices where the seed is silent: the path sequence number counts the frames handed to one
+//! Choices where the paper is silent: the path sequence number counts the frames handed to one
 //! path (the receiver needs no more: the transport delivers them in order); the header
 //! timestamp is the time the frame is handed out, which is when it enters the transport; a
 //! redundant scheduler copies a packet to every path with room at that moment, as

@@ -38,9 +38,9 @@ pub struct DataHeader {
     /// Sender clock, in ns, when the sender scheduled the packet onto this path (gave it its
     /// global sequence number), *before* the path's pacing queue. The receiver measures the
     /// one-way delay that reordering must absorb from it, so it includes the time the packet
-    /// waited at the sender while later packets left on other paths; the seed's user-space
-    /// framework stamps its header the same way, before writing to the per-path socket (seed
-    /// 000 section 2.2). The receiver also echoes it in feedback.
+    /// waited at the sender while later packets left on other paths; the user-space framework
+    /// of Pieska et al. 2024 stamps its header the same way, before writing to the per-path
+    /// socket (its section 2.2). The receiver also echoes it in feedback.
     pub send_ts_ns: u64,
 }
 

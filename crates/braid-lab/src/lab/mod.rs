@@ -4,8 +4,8 @@
 //! everything down, and reports in the schema of `braid sim --json` ([`report`]).
 //!
 //! Modes:
-//! - [`LabMode::Baseline`]: no tunnel, path 1 alone (the seed's baseline, the denominator of
-//!   the relative DLCT). Routes: server -> proxy -> path 1 -> UE.
+//! - [`LabMode::Baseline`]: no tunnel, path 1 alone (the baseline of Pieska et al. 2024, the
+//!   denominator of the relative DLCT). Routes: server -> proxy -> path 1 -> UE.
 //! - [`LabMode::Tunnel`]: `braid tunnel` on proxy (server) and UE (client) over every path
 //!   ([`crate::tunnel::TunnelPair`]); routes server -> proxy -> tunnel -> UE and back. The
 //!   daemons' status, sampled during the transfer, fills the tunnel's fields of the report

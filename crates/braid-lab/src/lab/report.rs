@@ -168,7 +168,7 @@ mod tests {
     fn relative_dlct_is_the_ratio_to_the_baseline() {
         let mut r = LabReport { dlct_s: 6.0, ..Default::default() };
         r.set_baseline(12.0);
-        // Two equal paths aggregated perfectly halve the DLCT: 50% (seed 000, section 5).
+        // Two equal paths aggregated perfectly halve the DLCT: 50% (Pieska et al. 2024, section 5).
         assert_eq!(r.relative_dlct, Some(0.5));
         r.set_baseline(0.0);
         assert_eq!(r.relative_dlct, None);

@@ -5,7 +5,7 @@
 //! rate or following a Mahimahi trace, then a propagation delay. The emulator reads whole
 //! Ethernet frames, so a frame's size on the link is its Ethernet length (header included, no
 //! FCS) and no framing is added: a 1500-byte IP packet weighs 1514 bytes, as it does for `htb`
-//! and in the simulator (DESIGN.md section 7).
+//! and in the simulator (docs/design.md section 7).
 //!
 //! # Choices
 //! - Rates are whole bytes per second on the link (the simulator's unit): a rate in bit/s is

@@ -11,7 +11,7 @@
 //!    than it reached an idle link).
 //! 3. Wait for the next due time or the next frame: sleep (`ppoll` on the socket and the stop
 //!    event) until the due time minus the learned wake-up lateness ([`WakeupLatency`]), then
-//!    spin on the clock for the rest (DESIGN.md section 7). The thread's timer slack is set to
+//!    spin on the clock for the rest (docs/design.md section 7). The thread's timer slack is set to
 //!    1 ns (`PR_SET_TIMERSLACK`), else the kernel may defer each wake-up by up to 50 us.
 //!
 //! # Why a thread per direction

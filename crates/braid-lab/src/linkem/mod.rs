@@ -1,4 +1,4 @@
-//! `braid linkem`: a user-space link emulator for kernels without `tc netem` (DESIGN.md
+//! `braid linkem`: a user-space link emulator for kernels without `tc netem` (docs/design.md
 //! section 7). A layer-2 bridge between two interfaces that passes every Ethernet frame, in each
 //! direction, through an emulated link: random loss, a FIFO bounded in packets (drop-tail or
 //! CoDel), a rate (or a Mahimahi trace) and a propagation delay.

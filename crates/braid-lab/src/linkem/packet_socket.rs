@@ -15,7 +15,7 @@
 //!    from the receive to the send, so the kernel completes (or passes on) the checksum, as it
 //!    does for a TAP device.
 //! 4. `SO_TIMESTAMPNS`: each frame carries the time the kernel received it, so the emulator's
-//!    own wake-up delay does not count as link delay (DESIGN.md section 7).
+//!    own wake-up delay does not count as link delay (docs/design.md section 7).
 //! 5. Receive and send buffers of [`SOCKET_BUFFER_BYTES`] (`SO_RCVBUFFORCE`, root may exceed
 //!    `rmem_max`): a burst arriving while the thread spins towards a departure waits in the
 //!    kernel instead of being dropped there.

@@ -1,5 +1,5 @@
 //! How late a timed sleep wakes up, learned online, so the sender can sleep until a frame's
-//! due time minus that lateness and spin the rest (DESIGN.md section 7: on this VM a timer
+//! due time minus that lateness and spin the rest (docs/design.md section 7: on this VM a timer
 //! wake-up arrives 100-150 us late at idle, which alone put a 40 ms RTT at 40.5-40.8 ms).
 //!
 //! # Estimator
@@ -15,16 +15,17 @@
 //!   time; mean plus one mean deviation, 39% of a core and 50 us; plus two, 94% and 920 us (the
 //!   thread spins through most gaps between 242-us frames, and spinning competes with the
 //!   very jobs whose scheduling delays it tries to absorb). Sends are never early either way.
-//! - Samples are capped at [`MAX_SAMPLE_NS`]: a VM stall of several milliseconds (DESIGN.md
+//! - Samples are capped at [`MAX_SAMPLE_NS`]: a VM stall of several milliseconds (docs/design.md
 //!   section 7) says nothing about the next wake-up, and would otherwise make every later sleep
 //!   end early and spin for milliseconds.
 //! - The margin is kept in [[`MIN_MARGIN_NS`], [`MAX_MARGIN_NS`]]: some spin is always left to
 //!   absorb a small surprise, and no wake-up spins longer than a millisecond.
-//! - The first estimate is [`INITIAL_LATENESS_NS`], the idle lateness DESIGN.md measured, so
-//!   the first frames are already on time; the first measurement then replaces it (RFC 6298
-//!   rule 2.2).
+//! - The first estimate is [`INITIAL_LATENESS_NS`], the idle lateness measured on this VM
+//!   (docs/design.md section 7), so the first frames are already on time; the first
+//!   measurement then replaces it (RFC 6298 rule 2.2).
 
-/// First guess of the wake-up lateness: DESIGN.md section 7's measurement on this VM.
+/// First guess of the wake-up lateness: the idle lateness measured on this VM (docs/design.md
+/// section 7).
 pub const INITIAL_LATENESS_NS: u64 = 150_000;
 /// A lateness sample above this is a stall, not a wake-up: counted as this.
 pub const MAX_SAMPLE_NS: u64 = 2_000_000;

@@ -11,7 +11,7 @@
 //!   are an htb class with a `pfifo` leaf on the interface the direction leaves by (downlink on
 //!   [`EM_IF_DOWN`], uplink on [`EM_IF_UP`]). htb counts whole Ethernet frames (1514 bytes for a
 //!   1500-byte packet), as the simulator's `framing_bytes` does. No delay, loss or AQM: this
-//!   kernel has no netem and no CoDel qdisc (DESIGN.md section 7); [`Emulator::missing`] says
+//!   kernel has no netem and no CoDel qdisc (docs/design.md section 7); [`Emulator::missing`] says
 //!   what a scenario loses.
 //! - [`Emulator::Linkem`]: `braid linkem` forwards between the two interfaces with every knob of
 //!   the scenario except Gilbert-Elliott loss and capacity traces, which its command line lacks.

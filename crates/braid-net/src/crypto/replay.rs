@@ -14,7 +14,7 @@
 //! packets out of order by the paths' delay difference times the packet rate. 1400-byte datagrams
 //! at 1 Gbit/s are 89,000 packets per second; a path 100 ms slower than another delivers its
 //! packets 8,900 counters behind, and tens of thousands at the several Gbit/s the data plane is
-//! built for (issue 3: 2 Gbit/s through one path). Single-path WireGuard windows (8,128 counters
+//! built for (its target: 2 Gbit/s through one path). Single-path WireGuard windows (8,128 counters
 //! in Linux, `COUNTER_WINDOW_SIZE` in drivers/net/wireguard/messages.h; 1,024 in boringtun) would
 //! drop them as too old. We keep 2,048 blocks: a window of 131,008 counters (above 2^16 with room:
 //! 100 ms of reordering up to 14 Gbit/s), 16 KiB per key pair.

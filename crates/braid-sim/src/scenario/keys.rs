@@ -1,4 +1,4 @@
-//! Scenario keys: the overlays of seed 000's Table 2 (and DESIGN.md section 4).
+//! Scenario keys: the overlays of Table 2 of Pieska et al. 2024 (and docs/design.md section 4).
 //!
 //! n is the E2E round-trip propagation delay over path 1, `server_link.rtt_ms +
 //! paths.0.rtt_ms`, as loaded and overridden:
@@ -14,7 +14,7 @@
 //! BUF250 / BUF500 / BUF1000 set the bottleneck buffer of both paths (`buffer_pkts`);
 //! CDL0 / CDL1 turn CoDel off / on at both bottlenecks (`aqm = "droptail"` / `"codel"` on
 //! every path's downlink, with the path's `codel_target_ms` and `codel_interval_ms`, RFC 8289's
-//! 5 and 100 ms by default; seed 000 enabled Linux's `codel` qdisc with its defaults).
+//! 5 and 100 ms by default; Pieska et al. 2024 enabled Linux's `codel` qdisc with its defaults).
 //!
 //! Keys are applied by group, RTT then placement then buffer then AQM, whatever the order they
 //! were written in, so SHORT+NEAR places the proxy on SHORT's 40 ms. Each group takes at most

@@ -1,6 +1,6 @@
 //! Scenarios: everything one simulation run needs, as plain serde structs.
 //!
-//! [`Scenario::default()`] is the default configuration of seed 000 (Pieska et al., "Performance
+//! [`Scenario::default()`] is the default configuration of Pieska et al. 2024 ("Performance
 //! Impact of Nested Congestion Control on Transport-Layer Multipath Tunneling", Table 1) plus
 //! the choices Table 1 leaves open, each documented on its field. `scenarios/default.toml`
 //! writes every field out with the same values; a test keeps the two equal.
@@ -50,7 +50,8 @@ pub use linkmodel::{AqmChoice, LossChoice, TraceFile};
 
 /// One simulation run: topology, tunnel, end-to-end traffic and simulator settings.
 ///
-/// Server --(`server_link`)-- Proxy ==(`paths[0]`, `paths[1]`, ...)==> UE (seed 000, Figure 1).
+/// Server --(`server_link`)-- Proxy ==(`paths[0]`, `paths[1]`, ...)==> UE (Pieska et al. 2024,
+/// Figure 1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Scenario {
@@ -120,7 +121,8 @@ pub struct PathConfig {
     pub rate_mbps: f64,
     /// Downlink bottleneck FIFO, packets. Table 1: MAC buffer 500 pkt (the BDP at 100 ms).
     pub buffer_pkts: u32,
-    /// Scheduler cost; CPF prefers the lowest (seed 000 section 2.3: WiFi before cellular).
+    /// Scheduler cost; CPF prefers the lowest (Pieska et al. 2024, section 2.3: WiFi before
+    /// cellular).
     pub cost: u32,
     /// Uplink rate, Mbit/s. Table 1 gives one bandwidth per path; we use it in both directions.
     /// Unused when `uplink_trace` is set.
@@ -269,7 +271,7 @@ pub struct SimConfig {
     /// Bin width of the throughput series, ms.
     pub bin_ms: f64,
     /// Link-layer bytes counted on every link per packet: an Ethernet header (14), as htb counts
-    /// 1514-byte frames on the emulation testbed (DESIGN.md section 7).
+    /// 1514-byte frames on the emulation testbed (docs/design.md section 7).
     pub framing_bytes: u32,
     /// The tunnel's paths were set up before the transfer, each with a handshake that measured
     /// its RTT: every tunnel sender starts with one RTT sample per path (the idle path's

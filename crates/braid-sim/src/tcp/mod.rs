@@ -66,7 +66,8 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 /// Default receive window: 6 MiB, what Linux autotuning reaches for a bulk download
 /// (`tcp_rmem` max 6 MiB).
 pub const DEFAULT_RWND_BYTES: u64 = 6 * 1024 * 1024;
-/// Default download size of the reference experiment (seed 000: a 300 MB greedy download).
+/// Default download size of the reference experiment (Pieska et al. 2024: a 300 MB greedy
+/// download).
 pub const DEFAULT_TOTAL_BYTES: u64 = 300_000_000;
 
 /// Configuration of one end-to-end TCP connection (both ends use the same values).

@@ -287,7 +287,8 @@ impl TcpSender {
             // A full receive window is not: data is waiting, and with a hole at snd_una the
             // window stays full through a whole recovery; marking it would make every rate
             // sample app-limited until a window's worth more was delivered, and the controller
-            // would not grow (a 25 s stall at cwnd 1 after an RTO, found in seed 000's matrix).
+            // would not grow (a 25 s stall at cwnd 1 after an RTO, found in the Pieska et al. 2024
+            // matrix).
             if self.board.nxt() >= self.total_segments
                 && pipe + u64::from(self.config.mss_bytes) <= cwnd
             {

@@ -1,5 +1,5 @@
 //! Coupled CUBIC: Lee, Kim, Kwon, Han, "Coupled CUBIC Congestion Control for MPTCP in Broadband
-//! Networks", Computer Systems Science and Engineering 45(1), 2023 (seed 003), section 3 and
+//! Networks", Computer Systems Science and Engineering 45(1), 2023, section 3 and
 //! equations 6 to 11, on top of LIA (RFC 6356, [`super::lia`]) and CUBIC (RFC 9438,
 //! [`crate::cc::cubic`]).
 //!
@@ -96,7 +96,8 @@ pub const DEFAULT_ALPHA_EXPONENT: f64 = 1.0;
 /// Eq. 8: W_RENO = sqrt(3 / (2 p)).
 const RENO_RESPONSE_FACTOR: f64 = 1.5;
 
-/// Tuning for [`CoupledCubic`]. `Default` is seed 003's (C = 0.4, beta = 0.7, CCUBIC(alpha_2)).
+/// Tuning for [`CoupledCubic`]. `Default` is Lee et al. 2023's (C = 0.4, beta = 0.7,
+/// CCUBIC(alpha_2)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(
     feature = "serde",
@@ -104,7 +105,7 @@ const RENO_RESPONSE_FACTOR: f64 = 1.5;
     serde(default, deny_unknown_fields)
 )]
 pub struct CoupledCubicConfig {
-    /// C of eq. 3 in segments per second cubed. Default 0.4 (seed 003 section 2.2).
+    /// C of eq. 3 in segments per second cubed. Default 0.4 (Lee et al. 2023, section 2.2).
     pub c_segments_per_s3: f64,
     /// The multiplicative decrease: the window after a loss is `beta * W_max`. Default 0.7.
     pub beta: f64,

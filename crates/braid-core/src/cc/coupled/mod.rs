@@ -14,7 +14,7 @@
 //! | `olia` | [`olia`] | Khalili et al., ToN 2013; draft-khalili-mptcp-congestion-control-05 | Kelly-Voice term plus alpha_r moving window to the best paths |
 //! | `balia` | [`balia`] | Peng et al., ToN 2016; draft-walid-mptcp-congestion-control-04 | rate-balanced increase and a decrease up to 1.5x Reno's |
 //! | `wvegas` | [`wvegas`] | Cao, Xu, Fu, ICNP 2012; draft-xu-mptcp-congestion-control-05 | Vegas per path, one total backlog split by rate |
-//! | `coupled_cubic` | [`coupled_cubic`] | Lee et al., CSSE 2023 (seed 003) eq. 6-11 | CUBIC on large-BDP paths, LIA on the rest, joined through a virtual Reno window |
+//! | `coupled_cubic` | [`coupled_cubic`] | Lee et al. 2023 (CSSE), eq. 6-11 | CUBIC on large-BDP paths, LIA on the rest, joined through a virtual Reno window |
 //!
 //! All five keep the single-path machinery of standard TCP (RFC 6356 section 3 couples only the
 //! congestion-avoidance increase and leaves slow start, fast retransmit, fast recovery and the

@@ -49,16 +49,16 @@
 //!   kernel takes its slow-start branch while `snd_cwnd <= snd_ssthresh`, and that slow start
 //!   stops at `ssthresh`, so a window that refilled to exactly `ssthresh` (after a drain or a
 //!   loss recovery) never grows again until diff exceeds gamma, which needs a standing queue.
-//!   In seed 001 (docs/validation.md) that boundary freezes path 1 at 43 packets for the last
-//!   27 s of the run.
+//!   In the Łuczak et al. 2023 experiment (docs/validation.md) that boundary freezes path 1 at 43
+//!   packets for the last 27 s of the run.
 //! - **The drain rule reacts to sub-millisecond queues.** q_min has no absolute floor, and the
 //!   slow-start refill after a drain sends two extra packets per ACK, which queue at the
 //!   bottleneck and at least double the next round's q: the next drain follows. A path below
 //!   its BDP then alternates between one segment of growth and a drain, and stays at
-//!   `ssthresh` (seed 001: q_min 0.41 ms, one packet's transmission time at 30 Mbit/s; q 1.69 ms
-//!   after a refill; 46% of path 1's rounds drain; its window holds at 21-22 of a 121-packet
-//!   BDP). In the seed 000 default scenario (E2E CUBIC, 300 MB) the rule halves the goodput (43
-//!   against 90 Mbit/s without it). The rule is kept as specified;
+//!   `ssthresh` (Łuczak et al. 2023 experiment: q_min 0.41 ms, one packet's transmission time at 30
+//!   Mbit/s; q 1.69 ms after a refill; 46% of path 1's rounds drain; its window holds at 21-22 of a
+//!   121-packet BDP). In the default scenario of Pieska et al. 2024 (E2E CUBIC, 300 MB) the rule
+//!   halves the goodput (43 against 90 Mbit/s without it). The rule is kept as specified;
 //!   [`WvegasConfig::queue_drain`] turns it off.
 //! - **Units.** diff, alpha and gamma are compared in charged bytes (segments times MSS), with
 //!   f64 RTTs, as the draft writes them. The kernel truncates diff and alpha to whole packets,

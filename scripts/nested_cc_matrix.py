@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Seed 000's summary matrix, and which configurations are never slower than one path.
+"""The nested-congestion-control matrix of Pieska et al. 2024, and which configurations are never
+slower than one path.
 
-Rows: the seed's tunnel combinations, Cubic or BBR end to end over NewReno, BBR and BBRv2 TCP
-tunnels (reliable, as the seed's TCP tunnels) and CCID2 and CCID5 DCCP tunnels (unreliable),
+Rows: the paper's tunnel combinations, Cubic or BBR end to end over NewReno, BBR and BBRv2 TCP
+tunnels (reliable, as the paper's TCP tunnels) and CCID2 and CCID5 DCCP tunnels (unreliable),
 plus BBR over CCID5 with static reordering, each with CPF and SRTT. Columns: the Table 2
 scenario keys and their pairings. Cells: relative DLCT, the download time over the tunnel
 divided by the same download over path 1 alone (the best single path in every scenario: both
@@ -10,7 +11,7 @@ paths have the same rate and path 1 never the longer RTT). The last column is th
 at or below 100% the configuration was never slower than the best single path here.
 
     cargo build --release -p braid
-    python3 scripts/seed000_matrix.py [--bytes 100000000] [--jobs 2] [--set KEY=VALUE ...]
+    python3 scripts/nested_cc_matrix.py [--bytes 100000000] [--jobs 2] [--set KEY=VALUE ...]
 
 `--set` adds overrides to every run, e.g. `--set tunnel.max_rtt_spread_ms=100` (path
 exclusion) or `--set e2e.hystart=false`.

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Seed 003 (Coupled CUBIC): LIA vs Coupled CUBIC on a high-BDP plus a low-BDP path.
+"""LIA vs Coupled CUBIC on a high-BDP plus a low-BDP path, after Lee et al. 2023 (Coupled CUBIC).
 
-The seed's testbed: subflow 1 over 500 Mbit/s with 100 ms delay, subflow 2 over 100 Mbit/s
+The paper's testbed: subflow 1 over 500 Mbit/s with 100 ms delay, subflow 2 over 100 Mbit/s
 (20 ms), buffers of about one BDP, packet error rate about 1e-6, iperf for 1000 s. Here: the
 tunnel's two paths with those rates, 100 ms and 20 ms RTTs, buffers of one BDP (4200 and 170
 packets), Bernoulli loss 1e-6 on both, carrying greedy UDP (700 Mbit/s offered) so the tunnel's
 controller alone decides the rates, with the SRTT (MinRTT) scheduler as MPTCP's default, for
---seconds of traffic. The seed also ran a competing single-path TCP on subflow 2's path; Braid's
+--seconds of traffic. The paper also ran a competing single-path TCP on subflow 2's path; Braid's
 topology has no cross traffic yet, so that part is not reproduced.
 
     cargo build --release -p braid
-    python3 scripts/seed003.py [--seconds 200]
+    python3 scripts/coupled_cubic.py [--seconds 200]
 """
 import argparse
 

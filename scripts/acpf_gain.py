@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Seed 004 (ACPF): CPF vs ACPF, CCID5 and BBR tunnels, short and long delay sets.
+"""CPF vs ACPF, after the ACPF paper (Pieska et al. 2021): CCID5 and BBR tunnels, short and long
+delay sets.
 
-The seed's Mininet setup (section 5.1): both paths 25 Mbit/s with CCID5 tunnels (kernel
+The paper's Mininet setup (section 5.1): both paths 25 Mbit/s with CCID5 tunnels (kernel
 framework) or 50 Mbit/s with TCP-BBR tunnels (user-space framework); 4 ms between anchor and
 server and 16 / 26 ms over the primary / secondary path ("short"), or 8 / 32 / 42 ms ("long");
 bottleneck buffers large enough not to overflow from BBR; a greedy iperf flow with NewReno,
-Cubic or BBR end to end. We read the delays as RTTs (the seed does not say whether netem's
+Cubic or BBR end to end. We read the delays as RTTs (the paper does not say whether netem's
 delay was set in one or both directions) and a 300 MB download (150 MB at 25 Mbit/s). The
 buffer ("large enough not to overflow from BBR") is --buffer packets (default 2000; BBR keeps
 about one BDP, 55-110 packets here, in the queue). Prints the mean goodput and ACPF's gain.
 
     cargo build --release -p braid
-    python3 scripts/seed004.py [--buffer 2000]
+    python3 scripts/acpf_gain.py [--buffer 2000]
 """
 import argparse
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Seed 001 (Morawski and Ignaciuk, Future Internet 2023): coupled multipath CC for streaming.
+"""Coupled multipath CC for streaming, after Łuczak et al. 2023 (Future Internet 15(10), 328).
 
-The seed ran MPTCP with LIA, OLIA, BALIA and wVegas over two LTE routers (one behind Ethernet,
+The paper ran MPTCP with LIA, OLIA, BALIA and wVegas over two LTE routers (one behind Ethernet,
 one behind Wi-Fi 802.11bgn) and reported per algorithm the mean drop rate, the path delay
 (SRTT), the protocol delay, the head-of-line (HoL) blocking degree and the throughput. Its text
 gives no link figures, so the paths here are our choice, stated in docs/validation.md:
@@ -16,7 +16,7 @@ stands for "until the retransmission arrives"). Each tunnel CC is crossed with R
 Cubic and BBR end to end for a 50 MB bulk download, and runs a constant-rate 8 Mbit/s UDP stream
 (a video-like load, where the end-to-end CC plays no part). Not part of the test suite; rerun:
 
-    cargo build --release -p braid && python3 scripts/seed001.py
+    cargo build --release -p braid && python3 scripts/mptcp_cc_streaming.py
 """
 import argparse
 
