@@ -80,8 +80,9 @@
 
 use std::time::Duration;
 
+use super::classic::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
 use super::hystart::{Hystart, HystartConfig};
-use super::newreno::{CcConfigError, ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
+use super::newreno::CcConfigError;
 use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, Controller};
 use crate::path::RttEstimator;
 use crate::time::Instant;

@@ -34,6 +34,7 @@
 pub mod bbr;
 pub mod bbr2;
 mod bbr_common;
+mod classic;
 pub mod coupled;
 pub mod cubic;
 pub mod hystart;

@@ -19,7 +19,7 @@
 //! All five keep the single-path machinery of standard TCP (RFC 6356 section 3 couples only the
 //! congestion-avoidance increase and leaves slow start, fast retransmit, fast recovery and the
 //! multiplicative decrease to RFC 5681): slow start, recovery episodes, the RTO collapse and the
-//! app-limited rule are NewReno's `ClassicWindow`, one per path, inside `CoupledPath`. The
+//! app-limited rule are `ClassicWindow` (`cc/classic.rs`), one per path, inside `CoupledPath`. The
 //! algorithms supply the congestion-avoidance increase, and BALIA and Coupled CUBIC their own
 //! decreases (wVegas its own once-per-round window changes), through the `Coupling` trait; one
 //! generic [`MultipathController`] implementation drives every path's events for all five.
@@ -57,7 +57,7 @@ pub mod wvegas;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::newreno::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
+use super::classic::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
 use super::{
     AckEvent, CcMetrics, CcParams, CcTuning, CongestionEvent, MultipathController, UnknownName,
 };
