@@ -585,9 +585,9 @@ impl Controller for Cubic {
 
 #[cfg(test)]
 mod tests {
-    use super::super::newreno::ack_clock::{ack, ms, AckClock, MSS};
     use super::*;
     use crate::cc::hystart::HystartExit;
+    use crate::cc::test_support::ack_clock::{ack, ms, AckClock, MSS};
     use crate::cc::CcPhase;
 
     fn params() -> CcParams {

@@ -40,6 +40,8 @@ pub mod cubic;
 pub mod hystart;
 pub mod multipath;
 pub mod newreno;
+#[cfg(test)]
+mod test_support;
 pub mod tuning;
 
 use std::fmt;

@@ -111,10 +111,10 @@ mod short_term;
 mod startup;
 mod window;
 
-/// The shared test drivers ([`super::bbr_common::harness`]) with [`Bbr2`] as the controller.
+/// The shared test drivers ([`crate::cc::test_support::harness`]) with [`Bbr2`] as the controller.
 #[cfg(test)]
 mod harness {
-    use crate::cc::bbr_common::harness;
+    use crate::cc::test_support::harness;
     pub(super) use harness::{ms, params, Ack, App, MSS};
     pub(super) type Network = harness::Network<super::Bbr2>;
     pub(super) type Driver = harness::Driver<super::Bbr2>;

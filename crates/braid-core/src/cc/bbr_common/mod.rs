@@ -12,15 +12,14 @@
 //! - [`loss_state`]: recovery episodes, the RTO's loss state and the undo marker, and the
 //!   phase reported while in them;
 //! - [`outputs`]: the cwnd, pacing rate and ssthresh handed to the sender, and the
-//!   [`crate::cc::CcMetrics`] built from them;
-//! - `harness` (tests only): the one-bottleneck network and the hand-cranked ACK driver both
-//!   test suites run their controller through.
+//!   [`crate::cc::CcMetrics`] built from them.
+//!
+//! The one-bottleneck network and the hand-cranked ACK driver both test suites run their
+//! controller through are test-only and live with the other test drivers, in
+//! `cc::test_support::harness`.
 
 pub(crate) mod ack_aggregation;
 pub(crate) mod limits;
 pub(crate) mod loss_state;
 pub(crate) mod outputs;
 pub(crate) mod pacing;
-
-#[cfg(test)]
-pub(crate) mod harness;

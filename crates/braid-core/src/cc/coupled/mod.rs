@@ -413,7 +413,7 @@ pub(super) fn window_rtt_pairs(paths: &[CoupledPath]) -> impl Iterator<Item = (f
 
 /// Test drivers: several paths under one [`MultipathController`], each with a fixed RTT and no
 /// queue, ACK-clocked and acknowledging each packet separately (the multipath counterpart of
-/// [`super::newreno::ack_clock`]).
+/// [`crate::cc::test_support::ack_clock`]).
 #[cfg(test)]
 pub(crate) mod multi_clock {
     use std::collections::VecDeque;
@@ -532,7 +532,7 @@ pub(crate) mod test_util {
     use std::time::Duration;
 
     use super::CoupledPath;
-    use crate::cc::newreno::ack_clock::{ack, ms};
+    use crate::cc::test_support::ack_clock::{ack, ms};
     use crate::cc::AckEvent;
     use crate::time::Instant;
 
@@ -571,7 +571,7 @@ mod tests {
     use super::multi_clock::MSS;
     use super::test_util::set_path;
     use super::*;
-    use crate::cc::newreno::ack_clock::{ack, ms};
+    use crate::cc::test_support::ack_clock::{ack, ms};
 
     fn params() -> CcParams {
         CcParams { mss_bytes: MSS, initial_window_pkts: 10 }

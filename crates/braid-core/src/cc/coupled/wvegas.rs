@@ -355,7 +355,7 @@ mod tests {
     use super::super::multi_clock::MSS;
     use super::super::test_util::{plain_ack, set_path};
     use super::*;
-    use crate::cc::newreno::ack_clock::{ack, ms};
+    use crate::cc::test_support::ack_clock::{ack, ms};
     use crate::cc::{CcPhase, CongestionEvent, MultipathController};
 
     const BASE: Duration = Duration::from_millis(100);
