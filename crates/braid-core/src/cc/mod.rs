@@ -323,6 +323,37 @@ impl FromStr for CcAlgorithm {
     }
 }
 
+/// Building a coupled controller reads its part of [`CcTuning`], so it lives here rather than
+/// in [`coupled`], which [`tuning`] imports its configurations from.
+impl CoupledAlgorithm {
+    /// A fresh controller for `n_paths` paths with default tuning.
+    pub fn build(self, params: CcParams, n_paths: usize) -> Box<dyn MultipathController> {
+        self.build_tuned(params, n_paths, &CcTuning::default())
+    }
+
+    /// A fresh controller for `n_paths` paths with its part of `tuning` (wVegas and Coupled
+    /// CUBIC have one; LIA, OLIA and BALIA have no parameters); `tuning` should have passed
+    /// [`CcTuning::validate`].
+    pub fn build_tuned(
+        self,
+        params: CcParams,
+        n_paths: usize,
+        tuning: &CcTuning,
+    ) -> Box<dyn MultipathController> {
+        match self {
+            CoupledAlgorithm::Lia => Box::new(coupled::Lia::new(params, n_paths)),
+            CoupledAlgorithm::Olia => Box::new(coupled::Olia::new(params, n_paths)),
+            CoupledAlgorithm::Balia => Box::new(coupled::Balia::new(params, n_paths)),
+            CoupledAlgorithm::Wvegas => {
+                Box::new(coupled::Wvegas::with_config(params, n_paths, tuning.wvegas))
+            }
+            CoupledAlgorithm::CoupledCubic => {
+                Box::new(coupled::CoupledCubic::with_config(params, n_paths, tuning.coupled_cubic))
+            }
+        }
+    }
+}
+
 /// A tunnel's congestion control as configs name it (`tunnel.cc`): an algorithm plus how
 /// packets are counted. `ccid2` and `ccid5` are the DCCP flavours (packet-counted); `lia`,
 /// `olia`, `balia`, `wvegas` and `coupled_cubic` couple the paths ([`coupled`]).

@@ -12,8 +12,7 @@
 
 use std::time::Duration;
 
-use crate::cc::bbr::config::BBR_UNIT;
-use crate::cc::bbr::Gain;
+use crate::cc::bbr_common::gain::{Gain, BBR_UNIT};
 use crate::cc::bbr_common::limits::{self, OutOfRange};
 
 /// Steady-state cwnd gain in ProbeBW and Drain (`BBR.DefaultCwndGain`): twice the BDP

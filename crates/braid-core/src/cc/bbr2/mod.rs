@@ -124,8 +124,8 @@ use std::time::Duration;
 
 pub use config::{Bbr2Config, Bbr2ConfigError, Version};
 
-use super::bbr::Gain;
 use super::bbr_common::ack_aggregation::AckAggregation;
+use super::bbr_common::gain::Gain;
 use super::bbr_common::loss_state::{CaState, LossState};
 use super::bbr_common::outputs::Outputs;
 use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent, Controller, RateSample};

@@ -8,8 +8,7 @@
 
 use std::time::Duration;
 
-use crate::cc::bbr::config::BBR_UNIT;
-use crate::cc::bbr::Gain;
+use super::gain::{Gain, BBR_UNIT};
 
 /// A field out of range: its name and the range allowed.
 pub(crate) type OutOfRange = (&'static str, &'static str);

@@ -5,6 +5,7 @@
 //! generation's own rules (its state machine, its filters, its reactions to loss) in its own
 //! module, and puts here only what is the same computation in both:
 //!
+//! - [`gain`]: the kernel's fixed-point [`gain::Gain`] and its unit;
 //! - [`ack_aggregation`]: the estimator of how far ACKs run ahead of `bw`, and the cwnd
 //!   allowance it yields;
 //! - [`pacing`]: pacing rate and BDP from `bw`, `min_rtt` and a gain;
@@ -19,6 +20,7 @@
 //! `cc::test_support::harness`.
 
 pub(crate) mod ack_aggregation;
+pub(crate) mod gain;
 pub(crate) mod limits;
 pub(crate) mod loss_state;
 pub(crate) mod outputs;

@@ -58,9 +58,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use super::classic::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
-use super::{
-    AckEvent, CcMetrics, CcParams, CcTuning, CongestionEvent, MultipathController, UnknownName,
-};
+use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, MultipathController, UnknownName};
 use crate::path::RttEstimator;
 use crate::time::Instant;
 
@@ -100,33 +98,6 @@ impl CoupledAlgorithm {
             CoupledAlgorithm::Balia => "balia",
             CoupledAlgorithm::Wvegas => "wvegas",
             CoupledAlgorithm::CoupledCubic => "coupled_cubic",
-        }
-    }
-
-    /// A fresh controller for `n_paths` paths with default tuning.
-    pub fn build(self, params: CcParams, n_paths: usize) -> Box<dyn MultipathController> {
-        self.build_tuned(params, n_paths, &CcTuning::default())
-    }
-
-    /// A fresh controller for `n_paths` paths with its part of `tuning` (wVegas and Coupled
-    /// CUBIC have one; LIA, OLIA and BALIA have no parameters); `tuning` should have passed
-    /// [`CcTuning::validate`].
-    pub fn build_tuned(
-        self,
-        params: CcParams,
-        n_paths: usize,
-        tuning: &CcTuning,
-    ) -> Box<dyn MultipathController> {
-        match self {
-            CoupledAlgorithm::Lia => Box::new(Lia::new(params, n_paths)),
-            CoupledAlgorithm::Olia => Box::new(Olia::new(params, n_paths)),
-            CoupledAlgorithm::Balia => Box::new(Balia::new(params, n_paths)),
-            CoupledAlgorithm::Wvegas => {
-                Box::new(Wvegas::with_config(params, n_paths, tuning.wvegas))
-            }
-            CoupledAlgorithm::CoupledCubic => {
-                Box::new(CoupledCubic::with_config(params, n_paths, tuning.coupled_cubic))
-            }
         }
     }
 }
