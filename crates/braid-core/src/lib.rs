@@ -19,6 +19,7 @@
 //!   the simulator's links and a user-space link emulator.
 
 pub mod cc;
+mod config_error;
 pub mod linkmodel;
 pub mod path;
 pub mod reorder;
@@ -27,4 +28,5 @@ pub mod time;
 pub mod tunnel;
 pub mod wire;
 
+pub use config_error::ConfigError;
 pub use time::Instant;

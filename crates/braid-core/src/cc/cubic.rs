@@ -82,10 +82,10 @@ use std::time::Duration;
 
 use super::classic::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
 use super::hystart::{Hystart, HystartConfig};
-use super::newreno::CcConfigError;
 use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, Controller};
 use crate::path::RttEstimator;
 use crate::time::Instant;
+use crate::ConfigError;
 
 /// RFC 9438 section 5.1: C SHOULD be 0.4 segments per second cubed, which keeps CUBIC as fast
 /// as Reno on common paths yet scalable on long fat ones. Linux: `bic_scale` 41 = 0.4 * 1024 / 10.
@@ -157,15 +157,12 @@ pub(super) fn w_max_after_loss_bytes(
 
 /// The checks CUBIC's C and beta share wherever a CUBIC curve is configured: C finite and
 /// positive, beta in (0, 1).
-pub(super) fn validate_c_and_beta(c_segments_per_s3: f64, beta: f64) -> Result<(), CcConfigError> {
+pub(super) fn validate_c_and_beta(c_segments_per_s3: f64, beta: f64) -> Result<(), ConfigError> {
     if !(c_segments_per_s3.is_finite() && c_segments_per_s3 > 0.0) {
-        return Err(CcConfigError {
-            field: "c_segments_per_s3",
-            allowed: "finite and greater than 0",
-        });
+        return Err(ConfigError::new("c_segments_per_s3", "finite and greater than 0"));
     }
     if !(beta > 0.0 && beta < 1.0) {
-        return Err(CcConfigError { field: "beta", allowed: "in the open interval (0, 1)" });
+        return Err(ConfigError::new("beta", "in the open interval (0, 1)"));
     }
     Ok(())
 }
@@ -280,13 +277,13 @@ impl CubicConfig {
         }
     }
 
-    pub fn validate(&self) -> Result<(), CcConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         validate_c_and_beta(self.c_segments_per_s3, self.beta)?;
         if self.abc_limit_segments == 0 {
-            return Err(CcConfigError { field: "abc_limit_segments", allowed: "at least 1" });
+            return Err(ConfigError::new("abc_limit_segments", "at least 1"));
         }
         if !(0.0..=1.0).contains(&self.growth_without_w_max) {
-            return Err(CcConfigError { field: "growth_without_w_max", allowed: "in [0, 1]" });
+            return Err(ConfigError::new("growth_without_w_max", "in [0, 1]"));
         }
         Ok(())
     }

@@ -74,6 +74,7 @@ use super::classic::ClassicWindow;
 pub use super::classic::DEFAULT_ABC_LIMIT_SEGMENTS;
 use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, Controller};
 use crate::time::Instant;
+use crate::ConfigError;
 
 /// RFC 5681 eq. 4: `ssthresh = FlightSize / 2`.
 const RENO_DECREASE_DIVISOR: u64 = 2;
@@ -94,20 +95,12 @@ impl Default for NewRenoConfig {
 }
 
 impl NewRenoConfig {
-    pub fn validate(&self) -> Result<(), CcConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.abc_limit_segments == 0 {
-            return Err(CcConfigError { field: "abc_limit_segments", allowed: "at least 1" });
+            return Err(ConfigError::new("abc_limit_segments", "at least 1"));
         }
         Ok(())
     }
-}
-
-/// A congestion-controller configuration value out of range.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: must be {allowed}")]
-pub struct CcConfigError {
-    pub field: &'static str,
-    pub allowed: &'static str,
 }
 
 /// RFC 5681 / RFC 6582 NewReno. See the module documentation.

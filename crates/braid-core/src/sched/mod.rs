@@ -28,7 +28,7 @@ use crate::time::Instant;
 
 pub use acpf::{AcpfConfig, AdaptiveCheapestPathFirst};
 pub use blest::{Blest, BlestConfig};
-pub use config::{SchedulerConfig, SchedulerConfigError};
+pub use config::SchedulerConfig;
 pub use cpf::CheapestPathFirst;
 pub use ecf::{EarliestCompletionFirst, EcfConfig};
 pub use otias::Otias;

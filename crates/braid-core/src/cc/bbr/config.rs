@@ -11,7 +11,8 @@ pub use crate::cc::bbr_common::ack_aggregation::{
     BBR_ACK_EPOCH_ACKED_RESET_THRESH_PKTS, BBR_EXTRA_ACKED_MAX_US,
 };
 pub use crate::cc::bbr_common::gain::{Gain, BBR_SCALE, BBR_UNIT};
-use crate::cc::bbr_common::limits::{self, OutOfRange};
+use crate::cc::bbr_common::limits;
+use crate::ConfigError;
 
 /// Number of phases in the ProbeBW pacing-gain cycle (kernel `CYCLE_LEN`).
 pub const CYCLE_LEN: usize = 8;
@@ -138,22 +139,15 @@ impl Default for BbrConfig {
     }
 }
 
-/// A BBR configuration value out of range.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("bbr.{field}: must be {allowed}")]
-pub struct BbrConfigError {
-    pub field: &'static str,
-    pub allowed: &'static str,
-}
-
 impl BbrConfig {
-    /// Checks every field; the error names the first field out of range.
-    pub fn validate(&self) -> Result<(), BbrConfigError> {
-        self.check().map_err(|(field, allowed)| BbrConfigError { field, allowed })
+    /// Checks every field; the error names the first field out of range and prints it as
+    /// `bbr.<field>`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.check().map_err(|e| e.scoped("bbr."))
     }
 
-    fn check(&self) -> Result<(), OutOfRange> {
-        let err = |field, allowed| Err((field, allowed));
+    fn check(&self) -> Result<(), ConfigError> {
+        let err = |field, allowed| Err(ConfigError::new(field, allowed));
         let max_gain = limits::MAX_GAIN;
         if !(Gain::ONE..=max_gain).contains(&self.high_gain) {
             return err("high_gain", "in 1.0..=16.0");

@@ -120,7 +120,7 @@ mod harness {
 
 use std::time::Duration;
 
-pub use config::{BbrConfig, BbrConfigError, Gain};
+pub use config::{BbrConfig, Gain};
 
 use super::bbr_common::ack_aggregation::AckAggregation;
 use super::bbr_common::loss_state::{CaState, LossState};

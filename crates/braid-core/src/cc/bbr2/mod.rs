@@ -122,7 +122,7 @@ mod harness {
 
 use std::time::Duration;
 
-pub use config::{Bbr2Config, Bbr2ConfigError, Version};
+pub use config::{Bbr2Config, Version};
 
 use super::bbr_common::ack_aggregation::AckAggregation;
 use super::bbr_common::gain::Gain;
