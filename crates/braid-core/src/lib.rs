@@ -21,6 +21,7 @@
 pub mod cc;
 mod config_error;
 pub mod linkmodel;
+pub mod names;
 pub mod path;
 pub mod reorder;
 pub mod sched;

@@ -210,42 +210,18 @@ pub struct CubicConfig {
     pub undo: CubicUndo,
 }
 
-/// What [`Controller::on_spurious_congestion`] restores besides `cwnd` and `ssthresh`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CubicUndo {
-    /// RFC 9438 section 4.9: `W_max`, `cwnd_prior` and the stage as before the reduction.
-    #[default]
-    Rfc9438,
-    /// Linux `tcp_cubic.c` (`tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`): nothing; W_max
-    /// keeps the value the event set (`last_max_cwnd`) and a new stage starts at the next ACK
-    /// (`epoch_start` was cleared by the event).
-    Linux,
-}
-
-impl CubicUndo {
-    pub const NAMES: &'static [&'static str] = &["rfc9438", "linux"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CubicUndo::Rfc9438 => "rfc9438",
-            CubicUndo::Linux => "linux",
-        }
-    }
-}
-
-impl std::str::FromStr for CubicUndo {
-    type Err = super::UnknownName;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "rfc9438" => Ok(CubicUndo::Rfc9438),
-            "linux" => Ok(CubicUndo::Linux),
-            _ => Err(super::UnknownName {
-                what: "CUBIC undo",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
-        }
+crate::named_enum! {
+    /// What [`Controller::on_spurious_congestion`] restores besides `cwnd` and `ssthresh`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum CubicUndo {
+        what = "CUBIC undo";
+        /// RFC 9438 section 4.9: `W_max`, `cwnd_prior` and the stage as before the reduction.
+        #[default]
+        Rfc9438 => "rfc9438",
+        /// Linux `tcp_cubic.c` (`tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`): nothing;
+        /// W_max keeps the value the event set (`last_max_cwnd`) and a new stage starts at the
+        /// next ACK (`epoch_start` was cleared by the event).
+        Linux => "linux",
     }
 }
 

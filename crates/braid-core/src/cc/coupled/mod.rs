@@ -54,11 +54,10 @@ pub mod lia;
 pub mod olia;
 pub mod wvegas;
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use super::classic::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
-use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, MultipathController, UnknownName};
+use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, MultipathController};
 use crate::path::RttEstimator;
 use crate::time::Instant;
 
@@ -78,45 +77,16 @@ pub(super) fn reno_ssthresh_bytes(flight_size_bytes: u64) -> u64 {
 /// Unused by the coupled controllers; [`RttEstimator`] wants a floor for its RTO.
 const UNUSED_MIN_RTO: Duration = Duration::from_millis(200);
 
-/// The coupled algorithms, as `tunnel.cc` names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CoupledAlgorithm {
-    Lia,
-    Olia,
-    Balia,
-    Wvegas,
-    CoupledCubic,
-}
-
-impl CoupledAlgorithm {
-    pub const NAMES: &'static [&'static str] = &["lia", "olia", "balia", "wvegas", "coupled_cubic"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CoupledAlgorithm::Lia => "lia",
-            CoupledAlgorithm::Olia => "olia",
-            CoupledAlgorithm::Balia => "balia",
-            CoupledAlgorithm::Wvegas => "wvegas",
-            CoupledAlgorithm::CoupledCubic => "coupled_cubic",
-        }
-    }
-}
-
-impl FromStr for CoupledAlgorithm {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "lia" => Ok(CoupledAlgorithm::Lia),
-            "olia" => Ok(CoupledAlgorithm::Olia),
-            "balia" => Ok(CoupledAlgorithm::Balia),
-            "wvegas" => Ok(CoupledAlgorithm::Wvegas),
-            "coupled_cubic" => Ok(CoupledAlgorithm::CoupledCubic),
-            _ => Err(UnknownName {
-                what: "coupled congestion control",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
-        }
+crate::named_enum! {
+    /// The coupled algorithms, as `tunnel.cc` names them.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum CoupledAlgorithm {
+        what = "coupled congestion control";
+        Lia => "lia",
+        Olia => "olia",
+        Balia => "balia",
+        Wvegas => "wvegas",
+        CoupledCubic => "coupled_cubic",
     }
 }
 
