@@ -17,9 +17,16 @@
 //! - [`tunnel`]: sender and receiver state machines tying the above together.
 //! - [`linkmodel`]: bottleneck models (CoDel, random loss, Mahimahi capacity traces) shared by
 //!   the simulator's links and a user-space link emulator.
+//!
+//! The crate forbids `unsafe` code, and clippy refuses `std::time::Instant::now` and
+//! `SystemTime::now` in it (`clippy.toml` beside `Cargo.toml`), so the clock promise holds.
+
+#![forbid(unsafe_code)]
 
 pub mod cc;
+mod config_error;
 pub mod linkmodel;
+pub mod names;
 pub mod path;
 pub mod reorder;
 pub mod sched;
@@ -27,4 +34,5 @@ pub mod time;
 pub mod tunnel;
 pub mod wire;
 
+pub use config_error::ConfigError;
 pub use time::Instant;

@@ -80,11 +80,12 @@
 
 use std::time::Duration;
 
+use super::classic::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
 use super::hystart::{Hystart, HystartConfig};
-use super::newreno::{CcConfigError, ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
 use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, Controller};
 use crate::path::RttEstimator;
 use crate::time::Instant;
+use crate::ConfigError;
 
 /// RFC 9438 section 5.1: C SHOULD be 0.4 segments per second cubed, which keeps CUBIC as fast
 /// as Reno on common paths yet scalable on long fat ones. Linux: `bic_scale` 41 = 0.4 * 1024 / 10.
@@ -156,15 +157,12 @@ pub(super) fn w_max_after_loss_bytes(
 
 /// The checks CUBIC's C and beta share wherever a CUBIC curve is configured: C finite and
 /// positive, beta in (0, 1).
-pub(super) fn validate_c_and_beta(c_segments_per_s3: f64, beta: f64) -> Result<(), CcConfigError> {
+pub(super) fn validate_c_and_beta(c_segments_per_s3: f64, beta: f64) -> Result<(), ConfigError> {
     if !(c_segments_per_s3.is_finite() && c_segments_per_s3 > 0.0) {
-        return Err(CcConfigError {
-            field: "c_segments_per_s3",
-            allowed: "finite and greater than 0",
-        });
+        return Err(ConfigError::new("c_segments_per_s3", "finite and greater than 0"));
     }
     if !(beta > 0.0 && beta < 1.0) {
-        return Err(CcConfigError { field: "beta", allowed: "in the open interval (0, 1)" });
+        return Err(ConfigError::new("beta", "in the open interval (0, 1)"));
     }
     Ok(())
 }
@@ -212,42 +210,18 @@ pub struct CubicConfig {
     pub undo: CubicUndo,
 }
 
-/// What [`Controller::on_spurious_congestion`] restores besides `cwnd` and `ssthresh`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CubicUndo {
-    /// RFC 9438 section 4.9: `W_max`, `cwnd_prior` and the stage as before the reduction.
-    #[default]
-    Rfc9438,
-    /// Linux `tcp_cubic.c` (`tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`): nothing; W_max
-    /// keeps the value the event set (`last_max_cwnd`) and a new stage starts at the next ACK
-    /// (`epoch_start` was cleared by the event).
-    Linux,
-}
-
-impl CubicUndo {
-    pub const NAMES: &'static [&'static str] = &["rfc9438", "linux"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CubicUndo::Rfc9438 => "rfc9438",
-            CubicUndo::Linux => "linux",
-        }
-    }
-}
-
-impl std::str::FromStr for CubicUndo {
-    type Err = super::UnknownName;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "rfc9438" => Ok(CubicUndo::Rfc9438),
-            "linux" => Ok(CubicUndo::Linux),
-            _ => Err(super::UnknownName {
-                what: "CUBIC undo",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
-        }
+crate::named_enum! {
+    /// What [`Controller::on_spurious_congestion`] restores besides `cwnd` and `ssthresh`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum CubicUndo {
+        what = "CUBIC undo";
+        /// RFC 9438 section 4.9: `W_max`, `cwnd_prior` and the stage as before the reduction.
+        #[default]
+        Rfc9438 => "rfc9438",
+        /// Linux `tcp_cubic.c` (`tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`): nothing;
+        /// W_max keeps the value the event set (`last_max_cwnd`) and a new stage starts at the
+        /// next ACK (`epoch_start` was cleared by the event).
+        Linux => "linux",
     }
 }
 
@@ -279,13 +253,13 @@ impl CubicConfig {
         }
     }
 
-    pub fn validate(&self) -> Result<(), CcConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         validate_c_and_beta(self.c_segments_per_s3, self.beta)?;
         if self.abc_limit_segments == 0 {
-            return Err(CcConfigError { field: "abc_limit_segments", allowed: "at least 1" });
+            return Err(ConfigError::new("abc_limit_segments", "at least 1"));
         }
         if !(0.0..=1.0).contains(&self.growth_without_w_max) {
-            return Err(CcConfigError { field: "growth_without_w_max", allowed: "in [0, 1]" });
+            return Err(ConfigError::new("growth_without_w_max", "in [0, 1]"));
         }
         Ok(())
     }
@@ -584,9 +558,9 @@ impl Controller for Cubic {
 
 #[cfg(test)]
 mod tests {
-    use super::super::newreno::ack_clock::{ack, ms, AckClock, MSS};
     use super::*;
     use crate::cc::hystart::HystartExit;
+    use crate::cc::test_support::ack_clock::{ack, ms, AckClock, MSS};
     use crate::cc::CcPhase;
 
     fn params() -> CcParams {

@@ -34,19 +34,23 @@
 pub mod bbr;
 pub mod bbr2;
 mod bbr_common;
+mod classic;
 pub mod coupled;
 pub mod cubic;
 pub mod hystart;
 pub mod multipath;
 pub mod newreno;
+#[cfg(test)]
+mod test_support;
 pub mod tuning;
 
 use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
 use crate::time::Instant;
 
+/// Moved to [`crate::names`]; re-exported here, where it was first defined.
+pub use crate::names::UnknownName;
 pub use coupled::CoupledAlgorithm;
 pub use multipath::{MultipathController, Uncoupled};
 pub use tuning::{Bbr2Tuning, CcTuning, CcTuningError};
@@ -237,31 +241,22 @@ pub trait Controller: fmt::Debug + Send {
     fn name(&self) -> &'static str;
 }
 
-/// The single-path algorithms, as scenario files and configs name them (`e2e.cc`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CcAlgorithm {
-    NewReno,
-    Cubic,
-    Bbr,
-    /// BBRv2 ([`bbr2::Bbr2`] with [`bbr2::Version::V2`]).
-    Bbr2,
-    /// BBRv3 ([`bbr2::Bbr2`] with [`bbr2::Version::V3`]).
-    Bbr3,
+crate::named_enum! {
+    /// The single-path algorithms, as scenario files and configs name them (`e2e.cc`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum CcAlgorithm {
+        what = "congestion control";
+        NewReno => "newreno",
+        Cubic => "cubic",
+        Bbr => "bbr",
+        /// BBRv2 ([`bbr2::Bbr2`] with [`bbr2::Version::V2`]).
+        Bbr2 => "bbr2",
+        /// BBRv3 ([`bbr2::Bbr2`] with [`bbr2::Version::V3`]).
+        Bbr3 => "bbr3",
+    }
 }
 
 impl CcAlgorithm {
-    pub const NAMES: &'static [&'static str] = &["newreno", "cubic", "bbr", "bbr2", "bbr3"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CcAlgorithm::NewReno => "newreno",
-            CcAlgorithm::Cubic => "cubic",
-            CcAlgorithm::Bbr => "bbr",
-            CcAlgorithm::Bbr2 => "bbr2",
-            CcAlgorithm::Bbr3 => "bbr3",
-        }
-    }
-
     /// A fresh controller of this algorithm with default tuning.
     pub fn build(self, params: CcParams) -> Box<dyn Controller> {
         self.build_seeded(params, 0)
@@ -293,59 +288,66 @@ impl CcAlgorithm {
     }
 }
 
-/// An unknown algorithm or scheduler name; lists what is allowed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} {given:?}; expected one of: {}", allowed.join(", "))]
-pub struct UnknownName {
-    pub what: &'static str,
-    pub given: String,
-    pub allowed: &'static [&'static str],
-}
+/// Building a coupled controller reads its part of [`CcTuning`], so it lives here rather than
+/// in [`coupled`], which [`tuning`] imports its configurations from.
+impl CoupledAlgorithm {
+    /// A fresh controller for `n_paths` paths with default tuning.
+    pub fn build(self, params: CcParams, n_paths: usize) -> Box<dyn MultipathController> {
+        self.build_tuned(params, n_paths, &CcTuning::default())
+    }
 
-impl FromStr for CcAlgorithm {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "newreno" => Ok(CcAlgorithm::NewReno),
-            "cubic" => Ok(CcAlgorithm::Cubic),
-            "bbr" => Ok(CcAlgorithm::Bbr),
-            "bbr2" => Ok(CcAlgorithm::Bbr2),
-            "bbr3" => Ok(CcAlgorithm::Bbr3),
-            _ => Err(UnknownName {
-                what: "congestion control",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
+    /// A fresh controller for `n_paths` paths with its part of `tuning` (wVegas and Coupled
+    /// CUBIC have one; LIA, OLIA and BALIA have no parameters); `tuning` should have passed
+    /// [`CcTuning::validate`].
+    pub fn build_tuned(
+        self,
+        params: CcParams,
+        n_paths: usize,
+        tuning: &CcTuning,
+    ) -> Box<dyn MultipathController> {
+        match self {
+            CoupledAlgorithm::Lia => Box::new(coupled::Lia::new(params, n_paths)),
+            CoupledAlgorithm::Olia => Box::new(coupled::Olia::new(params, n_paths)),
+            CoupledAlgorithm::Balia => Box::new(coupled::Balia::new(params, n_paths)),
+            CoupledAlgorithm::Wvegas => {
+                Box::new(coupled::Wvegas::with_config(params, n_paths, tuning.wvegas))
+            }
+            CoupledAlgorithm::CoupledCubic => {
+                Box::new(coupled::CoupledCubic::with_config(params, n_paths, tuning.coupled_cubic))
+            }
         }
     }
 }
 
-/// A tunnel's congestion control as configs name it (`tunnel.cc`): an algorithm plus how
-/// packets are counted. `ccid2` and `ccid5` are the DCCP flavours (packet-counted); `lia`,
-/// `olia`, `balia`, `wvegas` and `coupled_cubic` couple the paths ([`coupled`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TunnelCc {
-    NewReno,
-    Cubic,
-    Bbr,
-    /// DCCP CCID2 (RFC 4341): TCP-like congestion control counted in packets.
-    Ccid2,
-    /// CCID5 (Moreno et al., ANRW 2021): BBR for DCCP, counted in packets.
-    Ccid5,
-    /// BBRv2, byte-counted.
-    Bbr2,
-    /// BBRv3, byte-counted.
-    Bbr3,
-    /// RFC 6356 LIA, byte-counted.
-    Lia,
-    /// OLIA (Khalili et al., ToN 2013), byte-counted.
-    Olia,
-    /// BALIA (Peng et al., ToN 2016), byte-counted.
-    Balia,
-    /// wVegas (Cao et al., ICNP 2012), byte-counted.
-    Wvegas,
-    /// Coupled CUBIC (Lee et al. 2023, CSSE), byte-counted.
-    CoupledCubic,
+crate::named_enum! {
+    /// A tunnel's congestion control as configs name it (`tunnel.cc`): an algorithm plus how
+    /// packets are counted. `ccid2` and `ccid5` are the DCCP flavours (packet-counted); `lia`,
+    /// `olia`, `balia`, `wvegas` and `coupled_cubic` couple the paths ([`coupled`]).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum TunnelCc {
+        what = "tunnel congestion control";
+        NewReno => "newreno",
+        Cubic => "cubic",
+        Bbr => "bbr",
+        /// DCCP CCID2 (RFC 4341): TCP-like congestion control counted in packets.
+        Ccid2 => "ccid2",
+        /// CCID5 (Moreno et al., ANRW 2021): BBR for DCCP, counted in packets.
+        Ccid5 => "ccid5",
+        /// BBRv2, byte-counted.
+        Bbr2 => "bbr2",
+        /// BBRv3, byte-counted.
+        Bbr3 => "bbr3",
+        /// RFC 6356 LIA, byte-counted.
+        Lia => "lia",
+        /// OLIA (Khalili et al., ToN 2013), byte-counted.
+        Olia => "olia",
+        /// BALIA (Peng et al., ToN 2016), byte-counted.
+        Balia => "balia",
+        /// wVegas (Cao et al., ICNP 2012), byte-counted.
+        Wvegas => "wvegas",
+        /// Coupled CUBIC (Lee et al. 2023), byte-counted.
+        CoupledCubic => "coupled_cubic",
+    }
 }
 
 /// What runs on a tunnel's paths.
@@ -358,21 +360,6 @@ pub enum PathControl {
 }
 
 impl TunnelCc {
-    pub const NAMES: &'static [&'static str] = &[
-        "newreno",
-        "cubic",
-        "bbr",
-        "ccid2",
-        "ccid5",
-        "bbr2",
-        "bbr3",
-        "lia",
-        "olia",
-        "balia",
-        "wvegas",
-        "coupled_cubic",
-    ];
-
     pub fn control(self) -> PathControl {
         match self {
             TunnelCc::NewReno | TunnelCc::Ccid2 => PathControl::Independent(CcAlgorithm::NewReno),
@@ -395,23 +382,6 @@ impl TunnelCc {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TunnelCc::NewReno => "newreno",
-            TunnelCc::Cubic => "cubic",
-            TunnelCc::Bbr => "bbr",
-            TunnelCc::Ccid2 => "ccid2",
-            TunnelCc::Ccid5 => "ccid5",
-            TunnelCc::Bbr2 => "bbr2",
-            TunnelCc::Bbr3 => "bbr3",
-            TunnelCc::Lia => "lia",
-            TunnelCc::Olia => "olia",
-            TunnelCc::Balia => "balia",
-            TunnelCc::Wvegas => "wvegas",
-            TunnelCc::CoupledCubic => "coupled_cubic",
-        }
-    }
-
     /// A controller for a tunnel with `n_paths` paths: the coupled controller for a coupled
     /// name, independent per-path controllers otherwise, each with its part of `tuning` (which
     /// should have passed [`CcTuning::validate`]). Independent path `i` gets seed `i`, so that
@@ -429,31 +399,6 @@ impl TunnelCc {
                 Box::new(Uncoupled::new(paths))
             }
             PathControl::Coupled(alg) => alg.build_tuned(params, n_paths, tuning),
-        }
-    }
-}
-
-impl FromStr for TunnelCc {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "newreno" => Ok(TunnelCc::NewReno),
-            "cubic" => Ok(TunnelCc::Cubic),
-            "bbr" => Ok(TunnelCc::Bbr),
-            "ccid2" => Ok(TunnelCc::Ccid2),
-            "ccid5" => Ok(TunnelCc::Ccid5),
-            "bbr2" => Ok(TunnelCc::Bbr2),
-            "bbr3" => Ok(TunnelCc::Bbr3),
-            "lia" => Ok(TunnelCc::Lia),
-            "olia" => Ok(TunnelCc::Olia),
-            "balia" => Ok(TunnelCc::Balia),
-            "wvegas" => Ok(TunnelCc::Wvegas),
-            "coupled_cubic" => Ok(TunnelCc::CoupledCubic),
-            _ => Err(UnknownName {
-                what: "tunnel congestion control",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
         }
     }
 }

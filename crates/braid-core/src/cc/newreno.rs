@@ -68,20 +68,14 @@
 //!
 //! The window bookkeeping that CUBIC shares unchanged (episodes, slow start, the RTO collapse,
 //! the app-limited rule; RFC 9438 section 4.2 keeps Reno's fast recovery) is `ClassicWindow`
-//! below, so the two controllers differ only in their increase and decrease rules.
+//! in `classic.rs`, so the two controllers differ only in their increase and decrease rules.
 
-use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent, Controller};
+use super::classic::ClassicWindow;
+pub use super::classic::DEFAULT_ABC_LIMIT_SEGMENTS;
+use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, Controller};
 use crate::time::Instant;
+use crate::ConfigError;
 
-/// RFC 3465 section 2.2: slow start grows by at most L = 2 SMSS per ACK (the largest L allowed).
-pub const DEFAULT_ABC_LIMIT_SEGMENTS: u64 = 2;
-/// RFC 5681 eq. 4 (and RFC 9438 section 4.6): `ssthresh`, hence the window after a loss, never
-/// goes below two segments, so fast retransmit stays possible.
-const MIN_WINDOW_SEGMENTS: u64 = 2;
-/// RFC 5681 section 3.1: the loss window LW after a retransmission timeout is one segment.
-const LOSS_WINDOW_SEGMENTS: u64 = 1;
-/// `ssthresh` before the first congestion event: "arbitrarily high" (RFC 5681 section 3.1).
-const SSTHRESH_INFINITE_BYTES: u64 = u64::MAX;
 /// RFC 5681 eq. 4: `ssthresh = FlightSize / 2`.
 const RENO_DECREASE_DIVISOR: u64 = 2;
 
@@ -101,20 +95,12 @@ impl Default for NewRenoConfig {
 }
 
 impl NewRenoConfig {
-    pub fn validate(&self) -> Result<(), CcConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.abc_limit_segments == 0 {
-            return Err(CcConfigError { field: "abc_limit_segments", allowed: "at least 1" });
+            return Err(ConfigError::new("abc_limit_segments", "at least 1"));
         }
         Ok(())
     }
-}
-
-/// A congestion-controller configuration value out of range.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: must be {allowed}")]
-pub struct CcConfigError {
-    pub field: &'static str,
-    pub allowed: &'static str,
 }
 
 /// RFC 5681 / RFC 6582 NewReno. See the module documentation.
@@ -173,7 +159,7 @@ impl Controller for NewReno {
         let ssthresh = self
             .window
             .recomputes_ssthresh_on_rto()
-            .then_some(self.window.in_flight_bytes / RENO_DECREASE_DIVISOR);
+            .then_some(self.window.in_flight_bytes() / RENO_DECREASE_DIVISOR);
         self.window.enter_loss(now, ssthresh);
         self.ca_acked_bytes = 0;
     }
@@ -200,379 +186,13 @@ impl Controller for NewReno {
     }
 }
 
-/// What a reduction changed, kept to undo it (Linux `prior_cwnd`, `prior_ssthresh`).
-#[derive(Clone, Copy, Debug)]
-struct WindowUndo {
-    prior_cwnd_bytes: u64,
-    prior_ssthresh_bytes: u64,
-    /// The episode start before the reduction, restored so the undone episode leaves no trace.
-    prior_recovery_start: Option<Instant>,
-}
-
-/// Which reduction, if any, the window is recovering from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Episode {
-    /// No reduction in progress (Linux's `TCP_CA_Open`).
-    Open,
-    /// Fast recovery after a congestion event.
-    Recovery,
-    /// After a retransmission timeout.
-    Loss,
-}
-
-/// The window bookkeeping shared by the loss-based controllers (NewReno, CUBIC): `cwnd`,
-/// `ssthresh`, recovery episodes, slow start, the RTO collapse and the app-limited rule. The
-/// algorithms supply only `ssthresh` on a reduction and their congestion-avoidance increase.
-#[derive(Clone, Debug)]
-pub(super) struct ClassicWindow {
-    pub(super) mss_bytes: u64,
-    pub(super) cwnd_bytes: u64,
-    /// [`SSTHRESH_INFINITE_BYTES`] until the first reduction.
-    ssthresh_bytes: u64,
-    /// RFC 3465's L in bytes.
-    abc_limit_bytes: u64,
-    /// When the current or latest episode began. ACKs of packets sent before it do not grow the
-    /// window (RFC 9002 section 7.3.2).
-    recovery_start: Option<Instant>,
-    episode: Episode,
-    /// Charged bytes in flight as the caller last reported them (FlightSize for the RTO).
-    in_flight_bytes: u64,
-    /// The state before the first reduction from the open state, until undone or replaced by
-    /// the next such reduction (Linux `undo_marker` with `prior_cwnd` / `prior_ssthresh`).
-    undo: Option<WindowUndo>,
-}
-
-impl ClassicWindow {
-    pub(super) fn new(params: CcParams, abc_limit_segments: u64) -> Self {
-        ClassicWindow {
-            mss_bytes: params.mss_bytes,
-            cwnd_bytes: params.initial_window_bytes(),
-            ssthresh_bytes: SSTHRESH_INFINITE_BYTES,
-            abc_limit_bytes: abc_limit_segments.saturating_mul(params.mss_bytes),
-            recovery_start: None,
-            episode: Episode::Open,
-            in_flight_bytes: 0,
-            undo: None,
-        }
-    }
-
-    /// The floor a reduction never goes below: 2 SMSS (RFC 5681 eq. 4).
-    pub(super) fn min_window_bytes(&self) -> u64 {
-        MIN_WINDOW_SEGMENTS * self.mss_bytes
-    }
-
-    /// Charged bytes in flight as last reported (FlightSize for a timeout).
-    pub(super) fn in_flight_bytes(&self) -> u64 {
-        self.in_flight_bytes
-    }
-
-    /// `ssthresh`; [`SSTHRESH_INFINITE_BYTES`] before the first reduction.
-    pub(super) fn ssthresh_bytes(&self) -> u64 {
-        self.ssthresh_bytes
-    }
-
-    /// Sets `ssthresh` directly, for controllers that move it outside a reduction (Vegas leaves
-    /// slow start early; OLIA's negative increase lowers the window in congestion avoidance).
-    pub(super) fn set_ssthresh_bytes(&mut self, ssthresh_bytes: u64) {
-        self.ssthresh_bytes = ssthresh_bytes;
-    }
-
-    pub(super) fn on_sent(&mut self, in_flight_bytes: u64) {
-        self.in_flight_bytes = in_flight_bytes;
-    }
-
-    /// Books an ACK and returns the charged bytes that may grow the window: zero while the ACK
-    /// only covers packets sent before the current episode began, or when it is app-limited.
-    pub(super) fn on_ack(&mut self, ack: &AckEvent) -> u64 {
-        self.in_flight_bytes = ack.in_flight_bytes;
-        if self.sent_before_recovery(ack.largest_acked_sent_time) {
-            return 0;
-        }
-        // RFC 9002 section 7.3.2: a packet sent after the episode began was acknowledged.
-        self.episode = Episode::Open;
-        if ack.app_limited {
-            return 0;
-        }
-        ack.newly_acked_bytes
-    }
-
-    /// Whether a packet sent at `sent_time` left before the current episode began. A packet sent
-    /// at the very instant the episode began counts as sent after it (see the module docs).
-    fn sent_before_recovery(&self, sent_time: Instant) -> bool {
-        self.recovery_start.is_some_and(|start| sent_time < start)
-    }
-
-    /// Books a congestion event; true when it opens a new episode (its newest lost packet was
-    /// sent after the current episode began), so the caller must reduce the window.
-    pub(super) fn on_congestion_event(&mut self, event: &CongestionEvent) -> bool {
-        self.in_flight_bytes = event.in_flight_bytes;
-        !self.sent_before_recovery(event.largest_lost_sent_time)
-    }
-
-    /// Opens a recovery episode at `now`: `ssthresh` becomes `ssthresh_bytes` (at least 2 SMSS)
-    /// and the window drops to it, but never rises and never goes below 2 SMSS.
-    pub(super) fn enter_recovery(&mut self, now: Instant, ssthresh_bytes: u64) {
-        self.save_undo();
-        self.ssthresh_bytes = ssthresh_bytes.max(self.min_window_bytes());
-        self.cwnd_bytes = self.cwnd_bytes.min(self.ssthresh_bytes).max(self.min_window_bytes());
-        self.recovery_start = Some(now);
-        self.episode = Episode::Recovery;
-    }
-
-    /// Whether a timeout now should compute a new `ssthresh`: not inside a recovery episode
-    /// (already reduced for this congestion) nor after an earlier timeout without progress.
-    pub(super) fn recomputes_ssthresh_on_rto(&self) -> bool {
-        self.episode == Episode::Open
-    }
-
-    /// The retransmission timer fired: `cwnd` collapses to the loss window, `ssthresh` becomes
-    /// `ssthresh_bytes` (at least 2 SMSS) or is held when `None`, and a Loss episode begins.
-    pub(super) fn enter_loss(&mut self, now: Instant, ssthresh_bytes: Option<u64>) {
-        self.save_undo();
-        if let Some(ssthresh) = ssthresh_bytes {
-            self.ssthresh_bytes = ssthresh.max(self.min_window_bytes());
-        }
-        self.cwnd_bytes = LOSS_WINDOW_SEGMENTS * self.mss_bytes;
-        self.recovery_start = Some(now);
-        self.episode = Episode::Loss;
-    }
-
-    /// Whether no reduction is in progress: the next reduction saves fresh undo state.
-    pub(super) fn is_open(&self) -> bool {
-        self.episode == Episode::Open
-    }
-
-    /// Linux `tcp_init_undo` / `tcp_init_cwnd_reduction`: remember the window before a
-    /// reduction from the open state; a reduction inside an episode keeps the older priors.
-    fn save_undo(&mut self) {
-        if self.is_open() {
-            self.undo = Some(WindowUndo {
-                prior_cwnd_bytes: self.cwnd_bytes,
-                prior_ssthresh_bytes: self.ssthresh_bytes,
-                prior_recovery_start: self.recovery_start,
-            });
-        }
-    }
-
-    /// Linux `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`: `cwnd = max(cwnd,
-    /// prior_cwnd)`, `ssthresh = max(ssthresh, prior_ssthresh)`, and the episode ends (Linux
-    /// returns to `TCP_CA_Open`). False when there is nothing to undo.
-    pub(super) fn undo(&mut self) -> bool {
-        let Some(undo) = self.undo.take() else {
-            return false;
-        };
-        self.cwnd_bytes = self.cwnd_bytes.max(undo.prior_cwnd_bytes);
-        self.ssthresh_bytes = self.ssthresh_bytes.max(undo.prior_ssthresh_bytes);
-        self.recovery_start = undo.prior_recovery_start;
-        self.episode = Episode::Open;
-        true
-    }
-
-    pub(super) fn in_slow_start(&self) -> bool {
-        self.cwnd_bytes < self.ssthresh_bytes
-    }
-
-    /// RFC 5681 slow start with RFC 3465 byte counting, stopping at `ssthresh`. Returns the
-    /// acknowledged bytes left over for congestion avoidance.
-    pub(super) fn slow_start(&mut self, acked_bytes: u64) -> u64 {
-        if !self.in_slow_start() {
-            return acked_bytes;
-        }
-        let room = self.ssthresh_bytes - self.cwnd_bytes;
-        let increase = acked_bytes.min(self.abc_limit_bytes).min(room);
-        self.cwnd_bytes += increase;
-        if self.in_slow_start() {
-            0
-        } else {
-            acked_bytes - increase
-        }
-    }
-
-    pub(super) fn phase(&self) -> CcPhase {
-        match self.episode {
-            Episode::Recovery => CcPhase::Recovery,
-            Episode::Loss => CcPhase::Loss,
-            Episode::Open if self.in_slow_start() => CcPhase::SlowStart,
-            Episode::Open => CcPhase::CongestionAvoidance,
-        }
-    }
-
-    pub(super) fn metrics(&self) -> CcMetrics {
-        CcMetrics {
-            cwnd_bytes: self.cwnd_bytes,
-            ssthresh_bytes: (self.ssthresh_bytes != SSTHRESH_INFINITE_BYTES)
-                .then_some(self.ssthresh_bytes),
-            pacing_rate_bytes_per_s: None,
-            bw_estimate_bytes_per_s: None,
-            min_rtt: None,
-            phase: self.phase(),
-        }
-    }
-}
-
-/// A test driver: one flow over a path with a fixed RTT and no queue, ACK-clocked (every ACK
-/// releases what the window allows) and acknowledging each packet separately.
-#[cfg(test)]
-pub(super) mod ack_clock {
-    use std::collections::VecDeque;
-    use std::time::Duration;
-
-    use crate::cc::{AckEvent, CongestionEvent, Controller};
-    use crate::time::Instant;
-
-    pub(crate) const MSS: u64 = 1000;
-
-    #[derive(Clone, Copy, Debug)]
-    struct Sent {
-        time: Instant,
-        app_limited: bool,
-    }
-
-    pub(crate) struct AckClock<C: Controller> {
-        pub cc: C,
-        pub now: Instant,
-        pub rtt: Duration,
-        /// When set, the application keeps at most this many packets in flight.
-        app_limit_pkts: Option<usize>,
-        flight: VecDeque<Sent>,
-    }
-
-    /// An ACK of `acked_bytes` for a packet sent at `sent`, with defaults for the rest.
-    pub(crate) fn ack(now: Instant, sent: Instant, acked_bytes: u64) -> AckEvent {
-        AckEvent {
-            now,
-            newly_acked_bytes: acked_bytes,
-            newly_lost_bytes: 0,
-            largest_acked_sent_time: sent,
-            rtt: Some(now.saturating_since(sent)),
-            min_rtt: Some(now.saturating_since(sent)),
-            prior_in_flight_bytes: acked_bytes,
-            in_flight_bytes: 0,
-            delivered_bytes: 0,
-            rate: None,
-            app_limited: false,
-        }
-    }
-
-    pub(crate) fn ms(v: u64) -> Instant {
-        Instant::from_nanos(v * 1_000_000)
-    }
-
-    impl<C: Controller> AckClock<C> {
-        /// Starts the flow at time zero with a full initial window in flight.
-        pub(crate) fn new(cc: C, rtt: Duration) -> Self {
-            Self::start(cc, rtt, None)
-        }
-
-        /// Starts a flow whose application keeps at most `cap_pkts` packets in flight.
-        pub(crate) fn new_app_limited(cc: C, rtt: Duration, cap_pkts: usize) -> Self {
-            Self::start(cc, rtt, Some(cap_pkts))
-        }
-
-        fn start(cc: C, rtt: Duration, app_limit_pkts: Option<usize>) -> Self {
-            let flight = VecDeque::new();
-            let mut clock = AckClock { cc, now: Instant::ZERO, rtt, app_limit_pkts, flight };
-            clock.fill();
-            clock
-        }
-
-        pub(crate) fn in_flight_bytes(&self) -> u64 {
-            self.flight.len() as u64 * MSS
-        }
-
-        pub(crate) fn cwnd_pkts(&self) -> f64 {
-            self.cc.cwnd_bytes() as f64 / MSS as f64
-        }
-
-        /// Sends while the window (and the application) allows.
-        pub(crate) fn fill(&mut self) {
-            loop {
-                let cwnd = self.cc.cwnd_bytes();
-                let app_room = self.app_limit_pkts.is_none_or(|cap| self.flight.len() < cap);
-                if !app_room || self.in_flight_bytes() + MSS > cwnd {
-                    return;
-                }
-                // App-limited: the application, not the window, bounds the flight.
-                let app_limited = self.app_limit_pkts.is_some_and(|cap| (cap as u64) * MSS < cwnd);
-                self.flight.push_back(Sent { time: self.now, app_limited });
-                self.cc.on_sent(self.now, MSS, self.in_flight_bytes());
-            }
-        }
-
-        /// When the oldest packet in flight will be acknowledged.
-        pub(crate) fn next_ack_time(&self) -> Option<Instant> {
-            self.flight.front().map(|p| p.time + self.rtt)
-        }
-
-        /// Acknowledges the oldest packet in flight at its arrival time, then refills.
-        pub(crate) fn ack_one(&mut self) {
-            let p = self.flight.pop_front().expect("a packet in flight");
-            self.now = self.now.max(p.time + self.rtt);
-            let mut ev = ack(self.now, p.time, MSS);
-            ev.rtt = Some(self.rtt);
-            ev.min_rtt = Some(self.rtt);
-            ev.prior_in_flight_bytes = self.in_flight_bytes() + MSS;
-            ev.in_flight_bytes = self.in_flight_bytes();
-            ev.app_limited = p.app_limited;
-            self.cc.on_ack(&ev);
-            self.fill();
-        }
-
-        /// Declares the oldest packet in flight lost, detected when its ACK would have arrived.
-        pub(crate) fn lose_one(&mut self) {
-            let p = self.flight.pop_front().expect("a packet in flight");
-            self.now = self.now.max(p.time + self.rtt);
-            self.cc.on_congestion_event(&CongestionEvent {
-                now: self.now,
-                largest_lost_sent_time: p.time,
-                lost_bytes: MSS,
-                in_flight_bytes: self.in_flight_bytes(),
-            });
-        }
-
-        /// The retransmission timer fires `after` from now: the whole flight is lost.
-        pub(crate) fn timeout(&mut self, after: Duration) {
-            self.now += after;
-            self.flight.clear();
-            self.cc.on_rto(self.now);
-            self.fill();
-        }
-
-        /// Acknowledges everything now in flight: one round trip.
-        pub(crate) fn round(&mut self) {
-            for _ in 0..self.flight.len() {
-                self.ack_one();
-            }
-        }
-
-        /// Processes every ACK due by `end`, then moves the clock to `end`.
-        pub(crate) fn run_until(&mut self, end: Instant) {
-            while self.next_ack_time().is_some_and(|t| t <= end) {
-                self.ack_one();
-            }
-            self.now = self.now.max(end);
-            self.fill();
-        }
-
-        /// Runs until a packet sent at or after `since` has been acknowledged (recovery is over).
-        pub(crate) fn run_past(&mut self, since: Instant) {
-            loop {
-                let sent = self.flight.front().expect("a packet in flight").time;
-                self.ack_one();
-                if sent >= since {
-                    return;
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
-    use super::ack_clock::{ack, ms, AckClock, MSS};
     use super::*;
+    use crate::cc::test_support::ack_clock::{ack, ms, AckClock, MSS};
+    use crate::cc::CcPhase;
 
     const RTT: Duration = Duration::from_millis(50);
 

@@ -14,9 +14,9 @@
 
 use std::time::Duration;
 
-use super::bbr2::{self, Bbr2Config, Bbr2ConfigError, Version};
+use super::bbr2::{self, Bbr2Config, Version};
 use super::coupled::{CoupledCubicConfig, WvegasConfig};
-use super::newreno::CcConfigError;
+use crate::ConfigError;
 
 /// The range of [`Bbr2Tuning::probe_rtt_interval`]: up to the min_rtt filter window
 /// ([`bbr2::config::MIN_RTT_WIN`]), whose min_rtt expiry makes ProbeRTT due anyway.
@@ -88,13 +88,12 @@ impl Bbr2Tuning {
     /// cannot change ([`bbr2::config::MIN_RTT_WIN`], 10 s in both versions): the config's own
     /// check states that bound as `min_rtt_win`, a field no configuration file can set, so
     /// this one states it as a number.
-    pub fn validate(&self) -> Result<(), Bbr2ConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let interval = self.probe_rtt_interval;
         if interval.is_zero() || interval > bbr2::config::MIN_RTT_WIN {
-            return Err(Bbr2ConfigError {
-                field: "probe_rtt_interval",
-                allowed: PROBE_RTT_INTERVAL_ALLOWED,
-            });
+            return Err(
+                ConfigError::new("probe_rtt_interval", PROBE_RTT_INTERVAL_ALLOWED).scoped("bbr2.")
+            );
         }
         self.config(Version::V2, 0).validate()?;
         self.config(Version::V3, 0).validate()
@@ -126,11 +125,11 @@ impl CcTuning {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CcTuningError {
     #[error(transparent)]
-    Bbr2(Bbr2ConfigError),
+    Bbr2(ConfigError),
     #[error("wvegas.{0}")]
-    Wvegas(CcConfigError),
+    Wvegas(ConfigError),
     #[error("coupled_cubic.{0}")]
-    CoupledCubic(CcConfigError),
+    CoupledCubic(ConfigError),
 }
 
 impl CcTuningError {
@@ -146,16 +145,18 @@ impl CcTuningError {
     /// The field out of range, as the algorithm's config names it.
     pub fn field(&self) -> &'static str {
         match self {
-            CcTuningError::Bbr2(e) => e.field,
-            CcTuningError::Wvegas(e) | CcTuningError::CoupledCubic(e) => e.field,
+            CcTuningError::Bbr2(e) | CcTuningError::Wvegas(e) | CcTuningError::CoupledCubic(e) => {
+                e.field
+            }
         }
     }
 
     /// Its allowed range, e.g. `in 1..=50`.
     pub fn allowed(&self) -> &'static str {
         match self {
-            CcTuningError::Bbr2(e) => e.allowed,
-            CcTuningError::Wvegas(e) | CcTuningError::CoupledCubic(e) => e.allowed,
+            CcTuningError::Bbr2(e) | CcTuningError::Wvegas(e) | CcTuningError::CoupledCubic(e) => {
+                e.allowed
+            }
         }
     }
 }

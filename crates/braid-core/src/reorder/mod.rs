@@ -74,10 +74,8 @@ pub mod fast_loss;
 pub mod path_delay;
 pub mod wait_limit;
 
-use std::str::FromStr;
 use std::time::Duration;
 
-use crate::cc::UnknownName;
 use crate::time::Instant;
 
 pub use buffer::ReorderBuffer;
@@ -98,42 +96,17 @@ pub const DEFAULT_NEW_SAMPLE_WEIGHT: f64 = 0.95;
 /// Largest buffer `validate` accepts: a million packets is 1.5 GB of 1500-byte frames.
 pub const MAX_BUFFER_PKTS: usize = 1_000_000;
 
-/// The release policy, as configs name it (`tunnel.reorder`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReorderKind {
-    /// Passthrough: release every packet at once, in arrival order.
-    None,
-    /// Hold out-of-order packets for a fixed wait limit.
-    Static,
-    /// Hold out-of-order packets for the measured path delay difference plus a margin.
-    Adaptive,
-}
-
-impl ReorderKind {
-    pub const NAMES: &'static [&'static str] = &["none", "static", "adaptive"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReorderKind::None => "none",
-            ReorderKind::Static => "static",
-            ReorderKind::Adaptive => "adaptive",
-        }
-    }
-}
-
-impl FromStr for ReorderKind {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "none" => Ok(ReorderKind::None),
-            "static" => Ok(ReorderKind::Static),
-            "adaptive" => Ok(ReorderKind::Adaptive),
-            _ => Err(UnknownName {
-                what: "reorder policy",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
-        }
+crate::named_enum! {
+    /// The release policy, as configs name it (`tunnel.reorder`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum ReorderKind {
+        what = "reorder policy";
+        /// Passthrough: release every packet at once, in arrival order.
+        None => "none",
+        /// Hold out-of-order packets for a fixed wait limit.
+        Static => "static",
+        /// Hold out-of-order packets for the measured path delay difference plus a margin.
+        Adaptive => "adaptive",
     }
 }
 

@@ -46,10 +46,11 @@
 
 use std::time::Duration;
 
-use super::config::{out_of_range, within, SchedulerConfigError};
+use super::config::{out_of_range, within};
 use super::{PathView, Scheduler, SchedulerMetrics};
 use crate::cc::CcPhase;
 use crate::time::{duration_nanos, Instant};
+use crate::ConfigError;
 
 /// Section 4: "a queue size threshold of 10 packets".
 pub const ACPF_QUEUE_THRESHOLD_PKTS: usize = 10;
@@ -111,7 +112,7 @@ impl Default for AcpfConfig {
 
 impl AcpfConfig {
     /// Checks every field; the error names the first one out of range.
-    pub fn validate(&self) -> Result<(), SchedulerConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let hour = Duration::from_secs(3600);
         if self.queue_threshold_pkts > 1_000_000 {
             return out_of_range("acpf.queue_threshold_pkts", "in 0..=1000000");

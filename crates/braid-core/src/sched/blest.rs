@@ -45,9 +45,10 @@
 
 use std::time::Duration;
 
-use super::config::{out_of_range, within, SchedulerConfigError};
+use super::config::{out_of_range, within};
 use super::{min_rtt_choice, MinRttChoice, PathView, Scheduler, SchedulerMetrics};
 use crate::time::Instant;
+use crate::ConfigError;
 
 /// `mptcp_blest.c` module parameter `lambda` (12, in tenths).
 pub const BLEST_LAMBDA_INITIAL: f64 = 1.2;
@@ -92,7 +93,7 @@ impl Default for BlestConfig {
 
 impl BlestConfig {
     /// Checks every field; the error names the first one out of range.
-    pub fn validate(&self) -> Result<(), SchedulerConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if !within(self.lambda_min, 0.1, 10.0) {
             return out_of_range("blest.lambda_min", "in [0.1, 10]");
         }

@@ -1,10 +1,11 @@
 //! Parameters of the schedulers that have any, validated in one place.
 //!
 //! Each algorithm owns its config struct next to its code ([`AcpfConfig`], [`BlestConfig`],
-//! [`EcfConfig`]); this file gathers them for the tunnel configuration and defines the one
-//! error type their `validate` methods return.
+//! [`EcfConfig`]); this file gathers them for the tunnel configuration. Their `validate`
+//! methods return a [`ConfigError`] whose `field` is spelled `<scheduler>.<field>`.
 
 use super::{AcpfConfig, BlestConfig, EcfConfig};
+use crate::ConfigError;
 
 /// Parameters of every scheduler; only the configured kind reads its part.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -16,27 +17,17 @@ pub struct SchedulerConfig {
 
 impl SchedulerConfig {
     /// Checks every scheduler's parameters; the error names the first field out of range.
-    pub fn validate(&self) -> Result<(), SchedulerConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         self.acpf.validate()?;
         self.blest.validate()?;
         self.ecf.validate()
     }
 }
 
-/// A scheduler parameter out of range: `field` is spelled `<scheduler>.<field>`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: must be {allowed}")]
-pub struct SchedulerConfigError {
-    pub field: &'static str,
-    pub allowed: &'static str,
-}
-
-/// `Err` naming `field` and its allowed range, for the `validate` methods.
-pub(crate) fn out_of_range(
-    field: &'static str,
-    allowed: &'static str,
-) -> Result<(), SchedulerConfigError> {
-    Err(SchedulerConfigError { field, allowed })
+/// `Err` naming `field` (spelled `<scheduler>.<field>`) and its allowed range, for the
+/// `validate` methods.
+pub(crate) fn out_of_range(field: &'static str, allowed: &'static str) -> Result<(), ConfigError> {
+    Err(ConfigError::new(field, allowed))
 }
 
 /// Whether `x` lies in `[lo, hi]`; false for NaN.

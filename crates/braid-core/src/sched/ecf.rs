@@ -33,9 +33,10 @@
 
 use std::time::Duration;
 
-use super::config::{out_of_range, within, SchedulerConfigError};
+use super::config::{out_of_range, within};
 use super::{min_rtt_choice, MinRttChoice, PathView, Scheduler, SchedulerMetrics};
 use crate::time::Instant;
+use crate::ConfigError;
 
 /// Paper section 4 and `mptcp_ecf.c` (`mptcp_ecf_r_beta = 4`, beta = 1/4).
 pub const ECF_BETA: f64 = 0.25;
@@ -63,7 +64,7 @@ impl Default for EcfConfig {
 
 impl EcfConfig {
     /// Checks every field; the error names the first one out of range.
-    pub fn validate(&self) -> Result<(), SchedulerConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if !within(self.beta, 0.0, 10.0) {
             return out_of_range("ecf.beta", "in [0, 10]");
         }

@@ -20,15 +20,14 @@ pub mod redundant;
 pub mod round_robin;
 pub mod srtt;
 
-use std::str::FromStr;
 use std::time::Duration;
 
-use crate::cc::{CcMetrics, UnknownName};
+use crate::cc::CcMetrics;
 use crate::time::Instant;
 
 pub use acpf::{AcpfConfig, AdaptiveCheapestPathFirst};
 pub use blest::{Blest, BlestConfig};
-pub use config::{SchedulerConfig, SchedulerConfigError};
+pub use config::SchedulerConfig;
 pub use cpf::CheapestPathFirst;
 pub use ecf::{EarliestCompletionFirst, EcfConfig};
 pub use otias::Otias;
@@ -148,36 +147,24 @@ pub trait Scheduler: std::fmt::Debug + Send {
     }
 }
 
-/// Scheduler names as configs spell them (`tunnel.scheduler`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SchedulerKind {
-    Cpf,
-    Srtt,
-    RoundRobin,
-    Acpf,
-    Otias,
-    Blest,
-    Ecf,
-    Redundant,
+crate::named_enum! {
+    /// Scheduler names as configs spell them (`tunnel.scheduler`); `minrtt` and `round_robin`
+    /// are accepted as aliases of `srtt` and `rr`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum SchedulerKind {
+        what = "scheduler";
+        Cpf => "cpf",
+        Srtt => "srtt" | "minrtt",
+        RoundRobin => "rr" | "round_robin",
+        Acpf => "acpf",
+        Otias => "otias",
+        Blest => "blest",
+        Ecf => "ecf",
+        Redundant => "redundant",
+    }
 }
 
 impl SchedulerKind {
-    pub const NAMES: &'static [&'static str] =
-        &["cpf", "srtt", "rr", "acpf", "otias", "blest", "ecf", "redundant"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SchedulerKind::Cpf => "cpf",
-            SchedulerKind::Srtt => "srtt",
-            SchedulerKind::RoundRobin => "rr",
-            SchedulerKind::Acpf => "acpf",
-            SchedulerKind::Otias => "otias",
-            SchedulerKind::Blest => "blest",
-            SchedulerKind::Ecf => "ecf",
-            SchedulerKind::Redundant => "redundant",
-        }
-    }
-
     /// A scheduler of this kind. `config` should have passed [`SchedulerConfig::validate`] (out
     /// of range values are clamped, never a panic); `reorder_window_pkts` is the receiver's
     /// reorder buffer capacity, which BLEST treats as the connection window.
@@ -191,23 +178,6 @@ impl SchedulerKind {
             SchedulerKind::Blest => Box::new(Blest::new(&config.blest, reorder_window_pkts)),
             SchedulerKind::Ecf => Box::new(EarliestCompletionFirst::new(&config.ecf)),
             SchedulerKind::Redundant => Box::new(Redundant),
-        }
-    }
-}
-
-impl FromStr for SchedulerKind {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "cpf" => Ok(SchedulerKind::Cpf),
-            "srtt" | "minrtt" => Ok(SchedulerKind::Srtt),
-            "rr" | "round_robin" => Ok(SchedulerKind::RoundRobin),
-            "acpf" => Ok(SchedulerKind::Acpf),
-            "otias" => Ok(SchedulerKind::Otias),
-            "blest" => Ok(SchedulerKind::Blest),
-            "ecf" => Ok(SchedulerKind::Ecf),
-            "redundant" => Ok(SchedulerKind::Redundant),
-            _ => Err(UnknownName { what: "scheduler", given: s.to_string(), allowed: Self::NAMES }),
         }
     }
 }

@@ -1,9 +1,8 @@
 //! Tunnel configuration, with the defaults of Table 1 of Pieska et al. 2024.
 
-use std::str::FromStr;
 use std::time::Duration;
 
-use crate::cc::{CcTuning, Counting, TunnelCc, UnknownName};
+use crate::cc::{CcTuning, Counting, TunnelCc};
 use crate::path::rtt::DEFAULT_MIN_RTO;
 use crate::reorder::ReorderConfig;
 use crate::sched::{SchedulerConfig, SchedulerKind};
@@ -14,53 +13,30 @@ pub const DEFAULT_HEADER_BYTES: u32 = 20 + 8 + crate::wire::DATA_HEADER_LEN as u
 /// Per-path packets a reliable receiver holds while it waits for a path-sequence gap to fill.
 pub const DEFAULT_REASSEMBLY_PKTS: usize = 4096;
 
-/// What a tunnel path does about a lost packet (`tunnel.reliability`).
-///
-/// Pieska et al. 2024 compare TCP tunnels (NewReno, BBR, BBRv2: reliable, in order per path) with
-/// DCCP tunnels (CCID2, CCID5: unreliable), and name retransmission with a deadline as future work
-/// (section 6). The behaviours are in `tunnel/sender.rs` and `tunnel/reassembly.rs`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Reliability {
-    /// DCCP-like: a loss is news for the congestion controller only.
-    Unreliable,
-    /// TCP-like: a lost packet is sent again on its path, with its path sequence number, and
-    /// each path delivers in path order (per-path head-of-line blocking included).
-    Reliable,
-    /// A lost packet is sent again on its path only while it can still reach the receiver
-    /// before the receiver gives its gap up; paths do not deliver in order.
-    Partial,
+crate::named_enum! {
+    /// What a tunnel path does about a lost packet (`tunnel.reliability`).
+    ///
+    /// Pieska et al. 2024 compare TCP tunnels (NewReno, BBR, BBRv2: reliable, in order per path) with DCCP
+    /// tunnels (CCID2, CCID5: unreliable), and names retransmission with a deadline as future work
+    /// (section 6). The behaviours are in `tunnel/sender.rs` and `tunnel/reassembly.rs`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Reliability {
+        what = "tunnel reliability";
+        /// DCCP-like: a loss is news for the congestion controller only.
+        Unreliable => "unreliable",
+        /// TCP-like: a lost packet is sent again on its path, with its path sequence number,
+        /// and each path delivers in path order (per-path head-of-line blocking included).
+        Reliable => "reliable",
+        /// A lost packet is sent again on its path only while it can still reach the receiver
+        /// before the receiver gives its gap up; paths do not deliver in order.
+        Partial => "partial",
+    }
 }
 
 impl Reliability {
-    pub const NAMES: &'static [&'static str] = &["unreliable", "reliable", "partial"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reliability::Unreliable => "unreliable",
-            Reliability::Reliable => "reliable",
-            Reliability::Partial => "partial",
-        }
-    }
-
     /// Whether the sender keeps a copy of each packet until it is acknowledged.
     pub fn retransmits(self) -> bool {
         self != Reliability::Unreliable
-    }
-}
-
-impl FromStr for Reliability {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "unreliable" => Ok(Reliability::Unreliable),
-            "reliable" => Ok(Reliability::Reliable),
-            "partial" => Ok(Reliability::Partial),
-            _ => Err(UnknownName {
-                what: "tunnel reliability",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
-        }
     }
 }
 

@@ -7,12 +7,12 @@
 
 use std::time::Duration;
 
-use crate::cc::bbr_common::limits::{self, OutOfRange};
-
-/// Fixed-point shift for gains and fractions (kernel `BBR_SCALE`).
-pub const BBR_SCALE: u32 = 8;
-/// 1.0 in gain fixed point (kernel `BBR_UNIT`).
-pub const BBR_UNIT: u32 = 1 << BBR_SCALE;
+pub use crate::cc::bbr_common::ack_aggregation::{
+    BBR_ACK_EPOCH_ACKED_RESET_THRESH_PKTS, BBR_EXTRA_ACKED_MAX_US,
+};
+pub use crate::cc::bbr_common::gain::{Gain, BBR_SCALE, BBR_UNIT};
+use crate::cc::bbr_common::limits;
+use crate::ConfigError;
 
 /// Number of phases in the ProbeBW pacing-gain cycle (kernel `CYCLE_LEN`).
 pub const CYCLE_LEN: usize = 8;
@@ -83,36 +83,6 @@ pub const BBR_LT_BW_MAX_RTTS: u32 = 48;
 pub const BBR_EXTRA_ACKED_GAIN: Gain = Gain(BBR_UNIT);
 /// The ACK-aggregation max filter spans 5 to 10 round trips, in two windows of this many.
 pub const BBR_EXTRA_ACKED_WIN_RTTS: u32 = 5;
-/// An aggregation epoch that has counted this many packets is restarted (the kernel's field
-/// is 20 bits wide), so one very old epoch cannot inflate the estimate.
-pub const BBR_ACK_EPOCH_ACKED_RESET_THRESH_PKTS: u64 = 1 << 20;
-/// The aggregation allowance never exceeds what the estimated bandwidth carries in 100 ms.
-pub const BBR_EXTRA_ACKED_MAX_US: u64 = 100_000;
-
-/// A gain or fraction in the kernel's fixed point: `Gain(BBR_UNIT)` is 1.0.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Gain(pub u32);
-
-impl Gain {
-    pub const ONE: Gain = Gain(BBR_UNIT);
-
-    /// `num / den`, rounded down to the fixed point.
-    pub const fn from_ratio(num: u32, den: u32) -> Gain {
-        Gain(BBR_UNIT * num / den)
-    }
-
-    /// The gain as a float, for traces and tests only.
-    pub fn as_f64(self) -> f64 {
-        f64::from(self.0) / f64::from(BBR_UNIT)
-    }
-
-    /// `x * gain`, rounded down (the kernel's `x * gain >> BBR_SCALE`).
-    #[inline]
-    pub fn apply(self, x: u64) -> u64 {
-        let y = (u128::from(x) * u128::from(self.0)) >> BBR_SCALE;
-        u64::try_from(y).unwrap_or(u64::MAX)
-    }
-}
 
 /// BBR tuning. The default is the kernel's; change a field only to study its effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,22 +139,15 @@ impl Default for BbrConfig {
     }
 }
 
-/// A BBR configuration value out of range.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("bbr.{field}: must be {allowed}")]
-pub struct BbrConfigError {
-    pub field: &'static str,
-    pub allowed: &'static str,
-}
-
 impl BbrConfig {
-    /// Checks every field; the error names the first field out of range.
-    pub fn validate(&self) -> Result<(), BbrConfigError> {
-        self.check().map_err(|(field, allowed)| BbrConfigError { field, allowed })
+    /// Checks every field; the error names the first field out of range and prints it as
+    /// `bbr.<field>`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.check().map_err(|e| e.scoped("bbr."))
     }
 
-    fn check(&self) -> Result<(), OutOfRange> {
-        let err = |field, allowed| Err((field, allowed));
+    fn check(&self) -> Result<(), ConfigError> {
+        let err = |field, allowed| Err(ConfigError::new(field, allowed));
         let max_gain = limits::MAX_GAIN;
         if !(Gain::ONE..=max_gain).contains(&self.high_gain) {
             return err("high_gain", "in 1.0..=16.0");

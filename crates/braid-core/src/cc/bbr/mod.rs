@@ -109,10 +109,10 @@ mod startup;
 mod window;
 pub mod windowed_filter;
 
-/// The shared test drivers ([`super::bbr_common::harness`]) with [`Bbr`] as the controller.
+/// The shared test drivers ([`crate::cc::test_support::harness`]) with [`Bbr`] as the controller.
 #[cfg(test)]
 mod harness {
-    use crate::cc::bbr_common::harness;
+    use crate::cc::test_support::harness;
     pub(super) use harness::{ms, params, Ack, App, Policer, MSS};
     pub(super) type Network = harness::Network<super::Bbr>;
     pub(super) type Driver = harness::Driver<super::Bbr>;
@@ -120,7 +120,7 @@ mod harness {
 
 use std::time::Duration;
 
-pub use config::{BbrConfig, BbrConfigError, Gain};
+pub use config::{BbrConfig, Gain};
 
 use super::bbr_common::ack_aggregation::AckAggregation;
 use super::bbr_common::loss_state::{CaState, LossState};

@@ -12,9 +12,9 @@
 
 use std::time::Duration;
 
-use crate::cc::bbr::config::BBR_UNIT;
-use crate::cc::bbr::Gain;
-use crate::cc::bbr_common::limits::{self, OutOfRange};
+use crate::cc::bbr_common::gain::{Gain, BBR_UNIT};
+use crate::cc::bbr_common::limits;
+use crate::ConfigError;
 
 /// Steady-state cwnd gain in ProbeBW and Drain (`BBR.DefaultCwndGain`): twice the BDP
 /// tolerates delayed and stretched ACKs.
@@ -190,22 +190,15 @@ impl Bbr2Config {
     }
 }
 
-/// A BBRv2/v3 configuration value out of range.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("bbr2.{field}: must be {allowed}")]
-pub struct Bbr2ConfigError {
-    pub field: &'static str,
-    pub allowed: &'static str,
-}
-
 impl Bbr2Config {
-    /// Checks every field; the error names the first field out of range.
-    pub fn validate(&self) -> Result<(), Bbr2ConfigError> {
-        self.check().map_err(|(field, allowed)| Bbr2ConfigError { field, allowed })
+    /// Checks every field; the error names the first field out of range and prints it as
+    /// `bbr2.<field>`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.check().map_err(|e| e.scoped("bbr2."))
     }
 
-    fn check(&self) -> Result<(), OutOfRange> {
-        let err = |field, allowed| Err((field, allowed));
+    fn check(&self) -> Result<(), ConfigError> {
+        let err = |field, allowed| Err(ConfigError::new(field, allowed));
         let max_gain = limits::MAX_GAIN;
         let gain_at_least_one = [
             ("startup_pacing_gain", self.startup_pacing_gain),

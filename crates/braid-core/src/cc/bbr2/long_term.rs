@@ -12,7 +12,7 @@
 //! round, so a large new BDP is found in O(log BDP) rounds.
 
 use super::{Bbr2, Mode, ProbeBwPhase, RateSample, UndoState, Version, UNSET};
-use crate::cc::bbr::Gain;
+use crate::cc::bbr_common::gain::Gain;
 use crate::cc::AckEvent;
 
 impl Bbr2 {
@@ -138,7 +138,6 @@ impl Bbr2 {
 mod tests {
     use super::super::harness::{ms, params, Ack, Driver, MSS};
     use super::super::{Bbr2, Bbr2Config, Mode, ProbeBwPhase, Version, UNSET};
-    use crate::cc::Bbr2Tuning;
 
     /// A driver in ProbeBW_UP at 1 MB/s and 100 ms (BDP 100 packets), receiving probe
     /// feedback, cwnd 150 packets.
@@ -228,8 +227,8 @@ mod tests {
             default.ack(three_pct);
             assert_eq!(default.bbr.inflight_hi_bytes, 100 * MSS, "{version:?}");
 
-            let tuning = Bbr2Tuning { loss_thresh_percent: 5, ..Bbr2Tuning::default() };
-            let mut tuned = probing_with(tuning.config(version, 0));
+            let tuned = Bbr2Config { loss_thresh_percent: 5, ..Bbr2Config::for_version(version) };
+            let mut tuned = probing_with(tuned);
             tuned.ack(three_pct);
             assert_eq!(tuned.bbr.inflight_hi_bytes, UNSET, "{version:?}");
             assert_eq!(tuned.bbr.mode, Mode::ProbeBw(ProbeBwPhase::Up), "{version:?}");

@@ -111,10 +111,10 @@ mod short_term;
 mod startup;
 mod window;
 
-/// The shared test drivers ([`super::bbr_common::harness`]) with [`Bbr2`] as the controller.
+/// The shared test drivers ([`crate::cc::test_support::harness`]) with [`Bbr2`] as the controller.
 #[cfg(test)]
 mod harness {
-    use crate::cc::bbr_common::harness;
+    use crate::cc::test_support::harness;
     pub(super) use harness::{ms, params, Ack, App, MSS};
     pub(super) type Network = harness::Network<super::Bbr2>;
     pub(super) type Driver = harness::Driver<super::Bbr2>;
@@ -122,10 +122,10 @@ mod harness {
 
 use std::time::Duration;
 
-pub use config::{Bbr2Config, Bbr2ConfigError, Version};
+pub use config::{Bbr2Config, Version};
 
-use super::bbr::Gain;
 use super::bbr_common::ack_aggregation::AckAggregation;
+use super::bbr_common::gain::Gain;
 use super::bbr_common::loss_state::{CaState, LossState};
 use super::bbr_common::outputs::Outputs;
 use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent, Controller, RateSample};

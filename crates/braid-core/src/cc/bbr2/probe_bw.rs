@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use super::{AckPhase, Bbr2, Mode, ProbeBwPhase, RateSample, Version, UNSET};
-use crate::cc::bbr::Gain;
+use crate::cc::bbr_common::gain::Gain;
 use crate::cc::AckEvent;
 
 /// One step of splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number

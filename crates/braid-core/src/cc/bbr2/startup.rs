@@ -11,7 +11,7 @@
 //! overflowed and waiting for a plateau would only lose more.
 
 use super::{Bbr2, Mode, UndoState, Version};
-use crate::cc::bbr::Gain;
+use crate::cc::bbr_common::gain::Gain;
 use crate::cc::{AckEvent, RateSample};
 
 /// Rounds after which Drain ends even if inflight is still above the BDP (draft
@@ -122,7 +122,7 @@ impl Bbr2 {
 mod tests {
     use super::super::harness::{ms, params, Ack, Driver, MSS};
     use super::super::{Bbr2, Bbr2Config, Mode, ProbeBwPhase, Version};
-    use crate::cc::bbr::Gain;
+    use crate::cc::bbr_common::gain::Gain;
     use crate::cc::{CcPhase, Controller};
 
     const RTT: std::time::Duration = ms(100);

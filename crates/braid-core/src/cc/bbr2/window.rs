@@ -22,7 +22,7 @@
 use std::time::Duration;
 
 use super::{Bbr2, CaState, Mode, ProbeBwPhase, UndoBounds, UndoState, Version, UNSET};
-use crate::cc::bbr::Gain;
+use crate::cc::bbr_common::gain::Gain;
 use crate::cc::bbr_common::pacing;
 use crate::cc::AckEvent;
 use crate::time::Instant;

@@ -12,9 +12,14 @@
 
 use std::time::Duration;
 
-use crate::cc::bbr::config::{BBR_ACK_EPOCH_ACKED_RESET_THRESH_PKTS, BBR_EXTRA_ACKED_MAX_US};
-use crate::cc::bbr::Gain;
+use super::gain::Gain;
 use crate::time::{bytes_in, Instant};
+
+/// An aggregation epoch that has counted this many packets is restarted (the kernel's field
+/// is 20 bits wide), so one very old epoch cannot inflate the estimate.
+pub const BBR_ACK_EPOCH_ACKED_RESET_THRESH_PKTS: u64 = 1 << 20;
+/// The aggregation allowance never exceeds what the estimated bandwidth carries in 100 ms.
+pub const BBR_EXTRA_ACKED_MAX_US: u64 = 100_000;
 
 /// How far ACKed data ran ahead of `bw` in the current epoch, and the max of that excess
 /// over two windows.

@@ -5,6 +5,7 @@
 //! generation's own rules (its state machine, its filters, its reactions to loss) in its own
 //! module, and puts here only what is the same computation in both:
 //!
+//! - [`gain`]: the kernel's fixed-point [`gain::Gain`] and its unit;
 //! - [`ack_aggregation`]: the estimator of how far ACKs run ahead of `bw`, and the cwnd
 //!   allowance it yields;
 //! - [`pacing`]: pacing rate and BDP from `bw`, `min_rtt` and a gain;
@@ -12,15 +13,15 @@
 //! - [`loss_state`]: recovery episodes, the RTO's loss state and the undo marker, and the
 //!   phase reported while in them;
 //! - [`outputs`]: the cwnd, pacing rate and ssthresh handed to the sender, and the
-//!   [`crate::cc::CcMetrics`] built from them;
-//! - `harness` (tests only): the one-bottleneck network and the hand-cranked ACK driver both
-//!   test suites run their controller through.
+//!   [`crate::cc::CcMetrics`] built from them.
+//!
+//! The one-bottleneck network and the hand-cranked ACK driver both test suites run their
+//! controller through are test-only and live with the other test drivers, in
+//! `cc::test_support::harness`.
 
 pub(crate) mod ack_aggregation;
+pub(crate) mod gain;
 pub(crate) mod limits;
 pub(crate) mod loss_state;
 pub(crate) mod outputs;
 pub(crate) mod pacing;
-
-#[cfg(test)]
-pub(crate) mod harness;

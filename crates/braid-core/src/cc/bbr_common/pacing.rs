@@ -7,8 +7,7 @@
 
 use std::time::Duration;
 
-use crate::cc::bbr::config::{BBR_SCALE, BBR_UNIT};
-use crate::cc::bbr::Gain;
+use super::gain::{Gain, BBR_SCALE, BBR_UNIT};
 
 /// RTT assumed for the initial pacing rate before any sample (the kernel's nominal 1 ms).
 const DEFAULT_RTT: Duration = Duration::from_millis(1);

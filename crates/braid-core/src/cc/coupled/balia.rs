@@ -101,7 +101,7 @@ mod tests {
     use super::super::multi_clock::{MultiClock, MSS};
     use super::super::test_util::{plain_ack, set_path};
     use super::*;
-    use crate::cc::newreno::ack_clock::ms;
+    use crate::cc::test_support::ack_clock::ms;
     use crate::cc::{CcPhase, CongestionEvent, MultipathController};
 
     fn params() -> CcParams {

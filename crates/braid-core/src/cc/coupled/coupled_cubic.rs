@@ -83,9 +83,9 @@ use crate::cc::cubic::{
     epoch_w_max_and_k, validate_c_and_beta, w_cubic_bytes, w_max_after_loss_bytes, CUBIC_BETA,
     CUBIC_C_SEGMENTS_PER_S3, TARGET_MAX_CWND_RATIO,
 };
-use crate::cc::newreno::CcConfigError;
 use crate::cc::CcParams;
 use crate::time::Instant;
+use crate::ConfigError;
 
 /// Figure 7's CCUBIC(alpha_2): one refinement after alpha_1.
 pub const DEFAULT_ALPHA_REFINEMENTS: u32 = 1;
@@ -131,9 +131,9 @@ impl Default for CoupledCubicConfig {
 }
 
 impl CoupledCubicConfig {
-    pub fn validate(&self) -> Result<(), CcConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         validate_c_and_beta(self.c_segments_per_s3, self.beta)?;
-        let err = |field, allowed| Err(CcConfigError { field, allowed });
+        let err = |field, allowed| Err(ConfigError::new(field, allowed));
         if self.alpha_refinements > MAX_ALPHA_REFINEMENTS {
             return err("alpha_refinements", "at most 8");
         }
@@ -405,7 +405,7 @@ mod tests {
     use super::super::multi_clock::{MultiClock, MSS};
     use super::super::test_util::{plain_ack, set_loss_interval, set_path};
     use super::*;
-    use crate::cc::newreno::ack_clock::ms;
+    use crate::cc::test_support::ack_clock::ms;
     use crate::cc::{CcPhase, CongestionEvent, MultipathController};
 
     fn params() -> CcParams {

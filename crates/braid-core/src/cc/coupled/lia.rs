@@ -107,8 +107,8 @@ mod tests {
     use super::super::multi_clock::{MultiClock, MSS};
     use super::super::test_util::{plain_ack, set_path};
     use super::*;
-    use crate::cc::newreno::ack_clock::{ms, AckClock};
     use crate::cc::newreno::NewReno;
+    use crate::cc::test_support::ack_clock::{ms, AckClock};
     use crate::cc::{CcPhase, MultipathController};
 
     fn params() -> CcParams {

@@ -19,7 +19,7 @@
 //! All five keep the single-path machinery of standard TCP (RFC 6356 section 3 couples only the
 //! congestion-avoidance increase and leaves slow start, fast retransmit, fast recovery and the
 //! multiplicative decrease to RFC 5681): slow start, recovery episodes, the RTO collapse and the
-//! app-limited rule are NewReno's `ClassicWindow`, one per path, inside `CoupledPath`. The
+//! app-limited rule are `ClassicWindow` (`cc/classic.rs`), one per path, inside `CoupledPath`. The
 //! algorithms supply the congestion-avoidance increase, and BALIA and Coupled CUBIC their own
 //! decreases (wVegas its own once-per-round window changes), through the `Coupling` trait; one
 //! generic [`MultipathController`] implementation drives every path's events for all five.
@@ -54,13 +54,10 @@ pub mod lia;
 pub mod olia;
 pub mod wvegas;
 
-use std::str::FromStr;
 use std::time::Duration;
 
-use super::newreno::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
-use super::{
-    AckEvent, CcMetrics, CcParams, CcTuning, CongestionEvent, MultipathController, UnknownName,
-};
+use super::classic::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
+use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, MultipathController};
 use crate::path::RttEstimator;
 use crate::time::Instant;
 
@@ -80,72 +77,16 @@ pub(super) fn reno_ssthresh_bytes(flight_size_bytes: u64) -> u64 {
 /// Unused by the coupled controllers; [`RttEstimator`] wants a floor for its RTO.
 const UNUSED_MIN_RTO: Duration = Duration::from_millis(200);
 
-/// The coupled algorithms, as `tunnel.cc` names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CoupledAlgorithm {
-    Lia,
-    Olia,
-    Balia,
-    Wvegas,
-    CoupledCubic,
-}
-
-impl CoupledAlgorithm {
-    pub const NAMES: &'static [&'static str] = &["lia", "olia", "balia", "wvegas", "coupled_cubic"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CoupledAlgorithm::Lia => "lia",
-            CoupledAlgorithm::Olia => "olia",
-            CoupledAlgorithm::Balia => "balia",
-            CoupledAlgorithm::Wvegas => "wvegas",
-            CoupledAlgorithm::CoupledCubic => "coupled_cubic",
-        }
-    }
-
-    /// A fresh controller for `n_paths` paths with default tuning.
-    pub fn build(self, params: CcParams, n_paths: usize) -> Box<dyn MultipathController> {
-        self.build_tuned(params, n_paths, &CcTuning::default())
-    }
-
-    /// A fresh controller for `n_paths` paths with its part of `tuning` (wVegas and Coupled
-    /// CUBIC have one; LIA, OLIA and BALIA have no parameters); `tuning` should have passed
-    /// [`CcTuning::validate`].
-    pub fn build_tuned(
-        self,
-        params: CcParams,
-        n_paths: usize,
-        tuning: &CcTuning,
-    ) -> Box<dyn MultipathController> {
-        match self {
-            CoupledAlgorithm::Lia => Box::new(Lia::new(params, n_paths)),
-            CoupledAlgorithm::Olia => Box::new(Olia::new(params, n_paths)),
-            CoupledAlgorithm::Balia => Box::new(Balia::new(params, n_paths)),
-            CoupledAlgorithm::Wvegas => {
-                Box::new(Wvegas::with_config(params, n_paths, tuning.wvegas))
-            }
-            CoupledAlgorithm::CoupledCubic => {
-                Box::new(CoupledCubic::with_config(params, n_paths, tuning.coupled_cubic))
-            }
-        }
-    }
-}
-
-impl FromStr for CoupledAlgorithm {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "lia" => Ok(CoupledAlgorithm::Lia),
-            "olia" => Ok(CoupledAlgorithm::Olia),
-            "balia" => Ok(CoupledAlgorithm::Balia),
-            "wvegas" => Ok(CoupledAlgorithm::Wvegas),
-            "coupled_cubic" => Ok(CoupledAlgorithm::CoupledCubic),
-            _ => Err(UnknownName {
-                what: "coupled congestion control",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
-        }
+crate::named_enum! {
+    /// The coupled algorithms, as `tunnel.cc` names them.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum CoupledAlgorithm {
+        what = "coupled congestion control";
+        Lia => "lia",
+        Olia => "olia",
+        Balia => "balia",
+        Wvegas => "wvegas",
+        CoupledCubic => "coupled_cubic",
     }
 }
 
@@ -413,7 +354,7 @@ pub(super) fn window_rtt_pairs(paths: &[CoupledPath]) -> impl Iterator<Item = (f
 
 /// Test drivers: several paths under one [`MultipathController`], each with a fixed RTT and no
 /// queue, ACK-clocked and acknowledging each packet separately (the multipath counterpart of
-/// [`super::newreno::ack_clock`]).
+/// [`crate::cc::test_support::ack_clock`]).
 #[cfg(test)]
 pub(crate) mod multi_clock {
     use std::collections::VecDeque;
@@ -532,7 +473,7 @@ pub(crate) mod test_util {
     use std::time::Duration;
 
     use super::CoupledPath;
-    use crate::cc::newreno::ack_clock::{ack, ms};
+    use crate::cc::test_support::ack_clock::{ack, ms};
     use crate::cc::AckEvent;
     use crate::time::Instant;
 
@@ -571,7 +512,7 @@ mod tests {
     use super::multi_clock::MSS;
     use super::test_util::set_path;
     use super::*;
-    use crate::cc::newreno::ack_clock::{ack, ms};
+    use crate::cc::test_support::ack_clock::{ack, ms};
 
     fn params() -> CcParams {
         CcParams { mss_bytes: MSS, initial_window_pkts: 10 }

@@ -166,7 +166,7 @@ mod tests {
     use super::super::multi_clock::{MultiClock, MSS};
     use super::super::test_util::{plain_ack, set_loss_interval, set_path};
     use super::*;
-    use crate::cc::newreno::ack_clock::ms;
+    use crate::cc::test_support::ack_clock::ms;
     use crate::cc::MultipathController;
 
     fn params() -> CcParams {

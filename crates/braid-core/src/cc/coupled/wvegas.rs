@@ -70,9 +70,9 @@
 use std::time::Duration;
 
 use super::{CoupledPath, Coupling};
-use crate::cc::newreno::CcConfigError;
 use crate::cc::{AckEvent, CcMetrics, CcParams};
 use crate::time::Instant;
+use crate::ConfigError;
 
 /// Kernel `initial_alpha`: a path's backlog target before its first weight update, segments.
 pub const DEFAULT_INITIAL_ALPHA_PKTS: u32 = 2;
@@ -118,12 +118,12 @@ impl Default for WvegasConfig {
 }
 
 impl WvegasConfig {
-    pub fn validate(&self) -> Result<(), CcConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.initial_alpha_pkts == 0 {
-            return Err(CcConfigError { field: "initial_alpha_pkts", allowed: "at least 1" });
+            return Err(ConfigError::new("initial_alpha_pkts", "at least 1"));
         }
         if self.total_alpha_pkts == 0 {
-            return Err(CcConfigError { field: "total_alpha_pkts", allowed: "at least 1" });
+            return Err(ConfigError::new("total_alpha_pkts", "at least 1"));
         }
         Ok(())
     }
@@ -360,7 +360,7 @@ mod tests {
     use super::super::multi_clock::MSS;
     use super::super::test_util::{plain_ack, set_path};
     use super::*;
-    use crate::cc::newreno::ack_clock::{ack, ms};
+    use crate::cc::test_support::ack_clock::{ack, ms};
     use crate::cc::{CcPhase, CongestionEvent, MultipathController};
 
     const BASE: Duration = Duration::from_millis(100);
