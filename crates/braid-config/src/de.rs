@@ -13,34 +13,13 @@
 use std::fmt;
 use std::str::FromStr;
 
-use braid_core::cc::cubic::CubicUndo;
-use braid_core::cc::{CcAlgorithm, TunnelCc};
-use braid_core::reorder::ReorderKind;
-use braid_core::sched::SchedulerKind;
-use braid_core::tunnel::Reliability;
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde::{Deserialize, Serializer};
 use toml::{Table, Value};
 
-use crate::{AcpfTable, Bbr2Table, CountingChoice, FieldError, TunnelConfig};
+use crate::{AcpfTable, Bbr2Table, FieldError, TunnelConfig};
 use braid_core::cc::coupled::{CoupledCubicConfig, WvegasConfig};
 use braid_core::sched::{BlestConfig, EcfConfig};
-
-/// Enums that configurations spell by name.
-pub trait Named {
-    fn name(&self) -> &'static str;
-}
-
-macro_rules! named {
-    ($($t:ty),*) => {$(
-        impl Named for $t {
-            fn name(&self) -> &'static str {
-                self.as_str()
-            }
-        }
-    )*};
-}
-named!(TunnelCc, CcAlgorithm, SchedulerKind, ReorderKind, Reliability, CountingChoice, CubicUndo);
 
 /// `deserialize_with` for a named enum: a string parsed with the type's `FromStr`, whose error
 /// lists the allowed names.
@@ -54,9 +33,12 @@ where
     name.parse().map_err(de::Error::custom)
 }
 
-/// `serialize_with` for a named enum.
-pub fn ser_named<S: Serializer, T: Named>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(value.name())
+/// `serialize_with` for a named enum: its name (`Display`, from `braid_core::named_enum!`).
+pub fn ser_named<S: Serializer, T: fmt::Display>(
+    value: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
 }
 
 /// The word that switches an optional limit off (`tunnel.max_rtt_spread_ms = "off"`).

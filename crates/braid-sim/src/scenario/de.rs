@@ -5,30 +5,15 @@
 
 use std::fmt;
 
-use braid_config::de::{check_each_value, check_known_fields, section, Named};
+use braid_config::de::{check_each_value, check_known_fields, section};
 use braid_config::{Bbr2Table, FieldError};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use toml::{Table, Value};
 
-use super::{
-    AqmChoice, E2eConfig, E2eKind, LinkConfig, PathConfig, Scenario, ScenarioError, SimConfig,
-    TunnelConfig,
-};
+use super::{E2eConfig, LinkConfig, PathConfig, Scenario, ScenarioError, SimConfig, TunnelConfig};
 
 pub(crate) use braid_config::de::{merge, named, ser_named};
-
-impl Named for E2eKind {
-    fn name(&self) -> &'static str {
-        self.as_str()
-    }
-}
-
-impl Named for AqmChoice {
-    fn name(&self) -> &'static str {
-        self.as_str()
-    }
-}
 
 /// `deserialize_with` for `keys`: a list of names, or one string joining them with `+`.
 pub(crate) fn keys<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {

@@ -13,10 +13,8 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Arc;
 
-use braid_core::cc::UnknownName;
 use braid_core::linkmodel::{BernoulliConfig, GilbertElliottConfig, LossConfig, MahimahiTrace};
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -24,45 +22,16 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::ScenarioError;
 
-/// The queue discipline of a path direction (`paths.N.aqm`, `paths.N.uplink_aqm`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AqmChoice {
-    /// A FIFO that drops arrivals when full.
-    DropTail,
-    /// The same FIFO under CoDel (RFC 8289), with the path's `codel_target_ms` and
-    /// `codel_interval_ms`.
-    CoDel,
-}
-
-impl AqmChoice {
-    pub const NAMES: &'static [&'static str] = &["droptail", "codel"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AqmChoice::DropTail => "droptail",
-            AqmChoice::CoDel => "codel",
-        }
-    }
-}
-
-impl FromStr for AqmChoice {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "droptail" => Ok(AqmChoice::DropTail),
-            "codel" => Ok(AqmChoice::CoDel),
-            _ => Err(UnknownName {
-                what: "queue discipline",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
-        }
-    }
-}
-
-impl fmt::Display for AqmChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+braid_core::named_enum! {
+    /// The queue discipline of a path direction (`paths.N.aqm`, `paths.N.uplink_aqm`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum AqmChoice {
+        what = "queue discipline";
+        /// A FIFO that drops arrivals when full.
+        DropTail => "droptail",
+        /// The same FIFO under CoDel (RFC 8289), with the path's `codel_target_ms` and
+        /// `codel_interval_ms`.
+        CoDel => "codel",
     }
 }
 

@@ -32,13 +32,11 @@ pub mod linkmodel;
 pub mod overrides;
 mod validate;
 
-use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 use std::time::Duration;
 
 use braid_core::cc::cubic::CubicUndo;
-use braid_core::cc::{CcAlgorithm, UnknownName};
+use braid_core::cc::CcAlgorithm;
 use serde::{Deserialize, Serialize};
 
 /// The `[tunnel]` section is the tunnel's own schema, shared with the daemon (braid-config).
@@ -294,44 +292,15 @@ impl Default for SimConfig {
     }
 }
 
-/// The end-to-end flow type (`e2e.kind`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum E2eKind {
-    /// A greedy TCP download of `e2e.bytes`.
-    Tcp,
-    /// A constant-rate UDP flow of `e2e.bytes` at `e2e.udp_rate_mbps`.
-    Udp,
-}
-
-impl E2eKind {
-    pub const NAMES: &'static [&'static str] = &["tcp", "udp"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            E2eKind::Tcp => "tcp",
-            E2eKind::Udp => "udp",
-        }
-    }
-}
-
-impl FromStr for E2eKind {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "tcp" => Ok(E2eKind::Tcp),
-            "udp" => Ok(E2eKind::Udp),
-            _ => Err(UnknownName {
-                what: "e2e traffic kind",
-                given: s.to_string(),
-                allowed: Self::NAMES,
-            }),
-        }
-    }
-}
-
-impl fmt::Display for E2eKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+braid_core::named_enum! {
+    /// The end-to-end flow type (`e2e.kind`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum E2eKind {
+        what = "e2e traffic kind";
+        /// A greedy TCP download of `e2e.bytes`.
+        Tcp => "tcp",
+        /// A constant-rate UDP flow of `e2e.bytes` at `e2e.udp_rate_mbps`.
+        Udp => "udp",
     }
 }
 
