@@ -9,9 +9,9 @@
 //!
 //! Layers, bottom up:
 //! - [`wire`]: the data header and the feedback frame, with strict decoding.
-//! - [`cc`]: per-path congestion controllers behind one trait, and the multipath seam that
-//!   coupled controllers plug into.
 //! - [`path`]: per-path estimators shared by the tunnel and TCP models (RTT, delivery rate).
+//! - [`cc`]: per-path congestion controllers behind one trait, and the multipath seam that
+//!   coupled controllers plug into; they read the path estimators' samples.
 //! - [`sched`]: which path carries the next packet.
 //! - [`reorder`]: receiver-side release policies.
 //! - [`tunnel`]: sender and receiver state machines tying the above together.

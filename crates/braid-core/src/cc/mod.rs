@@ -96,38 +96,9 @@ impl Default for CcParams {
     }
 }
 
-/// A delivery-rate sample, as defined by draft-cheng-iccrg-delivery-rate-estimation section 3.3
-/// (Linux `struct rate_sample`). Produced by [`crate::path::rate::DeliveryRateEstimator`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RateSample {
-    /// Charged bytes delivered over `interval`.
-    pub delivered_bytes: u64,
-    /// Sampling interval: max(send elapsed, ack elapsed).
-    pub interval: Duration,
-    /// `C.delivered` when the packet that produced this sample was sent.
-    pub prior_delivered_bytes: u64,
-    /// Whether the packet that produced this sample was sent while the sender was app-limited.
-    pub is_app_limited: bool,
-    /// Charged bytes in flight just after that packet was sent, itself included (the BBR
-    /// draft's `RS.tx_in_flight`, Linux `rs->tx_in_flight`). BBRv2/v3 compare losses with it
-    /// and raise `inflight_hi` to it.
-    pub tx_in_flight_bytes: u64,
-    /// Charged bytes declared lost between that packet's transmission and this ACK (`RS.lost`,
-    /// Linux `rs->lost`): the losses out of the flight above, so `lost_bytes /
-    /// tx_in_flight_bytes` is the loss rate over the packet's round trip.
-    pub lost_bytes: u64,
-}
-
-impl RateSample {
-    /// Delivery rate in bytes per second, or `None` when the interval is zero.
-    pub fn delivery_rate_bytes_per_s(&self) -> Option<u64> {
-        let ns = self.interval.as_nanos();
-        if ns == 0 {
-            return None;
-        }
-        Some(((self.delivered_bytes as u128 * 1_000_000_000) / ns) as u64)
-    }
-}
+/// The delivery-rate sample is the path layer's ([`crate::path::rate`]); controllers read it
+/// from [`AckEvent::rate`].
+pub use crate::path::rate::RateSample;
 
 /// Everything one ACK (or tunnel feedback frame) told the sender, after loss detection ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
