@@ -9,6 +9,7 @@
 pub mod config;
 pub mod crypto;
 pub mod daemon;
+pub mod linux;
 pub mod liveness;
 pub mod metrics;
 pub mod pool;

@@ -45,12 +45,11 @@ use tracing::{info, warn};
 
 use crate::config::{ConfigError, DaemonConfig, PathConfig, Role};
 use crate::crypto::{self, envelope};
+use crate::linux::{congestion_control, set_congestion_control, KernelCc, TcpInfo};
 use crate::pool::Pkt;
 use crate::transport::READ_BUDGET;
 use crate::udp::{bind_to_path, PathError};
 use framing::{FrameReader, FrameWriter, LENGTH_PREFIX_BYTES};
-pub use info::KernelCc;
-use info::{congestion_control, set_congestion_control, TcpInfo};
 
 /// How soon the loop looks again when packets wait because no path's window has room. The
 /// kernel opens a window when ACKs arrive, which wakes nobody in user space (ACKs carry no data
@@ -514,7 +513,7 @@ impl TcpPaths {
                 Some(c) if c.connected => match TcpInfo::read(c.sock.as_raw_fd()) {
                     Ok(info) => {
                         c.info = Some(info);
-                        info.path_state(c.writer.pending() as u64)
+                        info::path_state(&info, c.writer.pending() as u64)
                     }
                     Err(_) => StreamPathState::default(),
                 },
@@ -633,7 +632,7 @@ fn stream_options(
 }
 
 fn cc_err(index: usize, cfg: &PathConfig, cc: KernelCc, source: io::Error) -> TcpPathError {
-    TcpPathError::CongestionControl { index, name: cfg.name.clone(), cc: cc.name(), source }
+    TcpPathError::CongestionControl { index, name: cfg.name.clone(), cc: cc.as_str(), source }
 }
 
 /// Queues a whole datagram; a full writer drops it (handshakes are retried by the session).

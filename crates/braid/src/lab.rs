@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use braid_lab::lab::{self, signal, LabMode, LabOptions, LabOutput};
 use braid_lab::netns::cleanup_stale;
 use braid_lab::topology::{Emulator, TAG};
-use braid_lab::transfer::{self, KernelCc, Receiver, ReceiverConfig, SenderConfig};
+use braid_lab::transfer::{self, Receiver, ReceiverConfig, SenderConfig};
 use braid_net::config::Transport;
 use braid_sim::Scenario;
 use clap::{Args, Subcommand, ValueEnum};
@@ -225,7 +225,7 @@ pub fn transfer(args: TransferArgs) -> Result<()> {
             let cfg = SenderConfig {
                 connect,
                 bytes,
-                cc: cc.parse::<KernelCc>()?,
+                cc: transfer::parse_kernel_cc(&cc)?,
                 seed,
                 sample_interval: seconds("--sample-ms", sample_ms / 1e3)?,
                 timeout: seconds("--timeout-s", timeout_s)?,

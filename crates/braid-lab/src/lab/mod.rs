@@ -146,7 +146,7 @@ pub fn check_scenario(s: &Scenario) -> Result<KernelCc, LabError> {
             allowed: "must be at least 1".into(),
         });
     }
-    let cc = KernelCc::from_e2e(s.e2e.cc).map_err(|_| LabError::Unsupported {
+    let cc = KernelCc::for_e2e_cc(s.e2e.cc).ok_or_else(|| LabError::Unsupported {
         field: "e2e.cc",
         value: s.e2e.cc.as_str().into(),
         allowed: "the lab runs kernel TCP: newreno (as reno), cubic, bbr".into(),
