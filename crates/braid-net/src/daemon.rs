@@ -40,7 +40,8 @@ use crate::liveness::{Change, Liveness};
 use crate::metrics::{self, PathSnapshot, Shared, Snapshot};
 use crate::pool::{Pkt, Pool};
 use crate::sender::Sender;
-use crate::transport::{Transport, TransportError, READ_BUDGET};
+use crate::socket::READ_BUDGET;
+use crate::transport::{Transport, TransportError};
 use crate::tun::Tun;
 /// How often the metrics snapshot is refreshed.
 const PUBLISH_EVERY: Duration = Duration::from_millis(100);

@@ -9,11 +9,13 @@
 pub mod config;
 pub mod crypto;
 pub mod daemon;
+pub mod framing;
 pub mod linux;
 pub mod liveness;
 pub mod metrics;
 pub mod pool;
 pub mod sender;
+pub mod socket;
 pub mod tcp_path;
 pub mod transport;
 pub mod tun;
