@@ -15,6 +15,7 @@ pub mod liveness;
 pub mod metrics;
 pub mod pool;
 pub mod sender;
+pub mod signal;
 pub mod socket;
 pub mod tcp_path;
 pub mod transport;
