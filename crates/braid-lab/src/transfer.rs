@@ -12,8 +12,8 @@
 //!   delivered), and bins the goodput from the same origin.
 //! - The receiver compares every byte with the regenerated [`payload`] and reports the first
 //!   wrong offset.
-//! - The sender samples `TCP_INFO` ([`tcp_info`]) on a timer thread: cwnd, srtt, retransmits,
-//!   delivery and pacing rate.
+//! - The sender samples `TCP_INFO` ([`TcpInfo`], braid-net's Linux layer) on a timer thread:
+//!   cwnd, srtt, retransmits, delivery and pacing rate.
 //! - After the last byte the sender shuts its side down and waits for the receiver's close, so
 //!   both reports cover the whole transfer.
 //!
@@ -21,23 +21,21 @@
 //! stop when the caller's `stop` flag is set, so Ctrl-C and a failing peer end a run promptly.
 
 pub mod payload;
-pub mod tcp_info;
 
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr};
 use std::os::fd::AsRawFd;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use braid_core::cc::CcAlgorithm;
+use braid_net::linux::{congestion_control, request_congestion_control};
 use serde::{Deserialize, Serialize};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::netns::{self, NetError};
+pub use braid_net::linux::{KernelCc, TcpInfo};
 pub use payload::Payload;
-pub use tcp_info::TcpInfo;
 
 /// Longest a blocking socket call waits before the loop checks the stop flag and deadlines.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
@@ -97,53 +95,12 @@ fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> TransferError {
     move |e| TransferError::Io { what, message: e.to_string() }
 }
 
-/// A congestion control the Linux kernel offers per socket.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KernelCc {
-    Reno,
-    Cubic,
-    Bbr,
-}
-
-impl KernelCc {
-    pub const NAMES: &'static str = "reno, cubic, bbr";
-
-    /// The name `TCP_CONGESTION` takes (`net/ipv4/tcp_cong.c`: `tcp_reno`, `cubictcp`,
-    /// `tcp_bbr_cong_ops` register these names).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KernelCc::Reno => "reno",
-            KernelCc::Cubic => "cubic",
-            KernelCc::Bbr => "bbr",
-        }
-    }
-
-    /// The kernel algorithm for a scenario's `e2e.cc`: NewReno is the kernel's `reno` (which
-    /// implements RFC 5681 with NewReno recovery, RFC 6582); BBRv2/v3 are not in mainline Linux.
-    pub fn from_e2e(cc: CcAlgorithm) -> Result<KernelCc, TransferError> {
-        match cc {
-            CcAlgorithm::NewReno => Ok(KernelCc::Reno),
-            CcAlgorithm::Cubic => Ok(KernelCc::Cubic),
-            CcAlgorithm::Bbr => Ok(KernelCc::Bbr),
-            other => Err(TransferError::CcNotInKernel {
-                given: other.as_str().to_string(),
-                allowed: "newreno (reno), cubic, bbr",
-            }),
-        }
-    }
-}
-
-impl FromStr for KernelCc {
-    type Err = TransferError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "reno" | "newreno" => Ok(KernelCc::Reno),
-            "cubic" => Ok(KernelCc::Cubic),
-            "bbr" => Ok(KernelCc::Bbr),
-            _ => Err(TransferError::CcNotInKernel { given: s.to_string(), allowed: Self::NAMES }),
-        }
-    }
+/// The kernel congestion control of a name (`reno`, `newreno`, `cubic`, `bbr`).
+pub fn parse_kernel_cc(name: &str) -> Result<KernelCc, TransferError> {
+    KernelCc::from_name(name).ok_or_else(|| TransferError::CcNotInKernel {
+        given: name.to_string(),
+        allowed: KernelCc::NAMES,
+    })
 }
 
 /// The first bytes of the stream.
@@ -293,12 +250,11 @@ pub struct TransferReport {
 }
 
 fn set_cc(sock: &Socket, cc: KernelCc) -> Result<String, TransferError> {
-    sock.set_tcp_congestion(cc.as_str().as_bytes()).map_err(|e| TransferError::CcUnavailable {
+    request_congestion_control(sock, cc).map_err(|e| TransferError::CcUnavailable {
         requested: cc.as_str().to_string(),
         message: e.to_string(),
     })?;
-    let raw = sock.tcp_congestion().map_err(io_err("read TCP_CONGESTION"))?;
-    let effective = String::from_utf8_lossy(&raw).trim_end_matches('\0').to_string();
+    let effective = congestion_control(sock).map_err(io_err("read TCP_CONGESTION"))?;
     if effective != cc.as_str() {
         return Err(TransferError::CcNotApplied { requested: cc.as_str().to_string(), effective });
     }
@@ -652,15 +608,11 @@ mod tests {
     }
 
     #[test]
-    fn scenario_cc_maps_onto_kernel_names() {
-        assert_eq!(KernelCc::from_e2e(CcAlgorithm::NewReno).unwrap().as_str(), "reno");
-        assert_eq!(KernelCc::from_e2e(CcAlgorithm::Cubic).unwrap().as_str(), "cubic");
-        assert_eq!(KernelCc::from_e2e(CcAlgorithm::Bbr).unwrap().as_str(), "bbr");
-        assert!(matches!(
-            KernelCc::from_e2e(CcAlgorithm::Bbr2),
-            Err(TransferError::CcNotInKernel { .. })
-        ));
-        assert!("vegas".parse::<KernelCc>().is_err());
+    fn kernel_cc_names_parse_and_others_list_the_kernels() {
+        assert_eq!(parse_kernel_cc("newreno").unwrap(), KernelCc::Reno);
+        assert_eq!(parse_kernel_cc("bbr").unwrap(), KernelCc::Bbr);
+        let err = parse_kernel_cc("vegas").unwrap_err().to_string();
+        assert_eq!(err, "e2e.cc = vegas: the lab runs kernel TCP, which offers reno, cubic, bbr");
     }
 
     fn loopback_pair(cc: KernelCc, bytes: u64) -> TransferReport {

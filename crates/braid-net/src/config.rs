@@ -36,7 +36,7 @@
 //! same error and the same list of allowed names, and a value out of range the same range. Its
 //! algorithm tables (`[tunnel.acpf]`, `[tunnel.bbr2]`, ...; docs/scenarios.md) work here too,
 //! except that `transport = "tcp"` refuses the settings it never reads (the tunnel's congestion
-//! control tables, `counting`, ...; `tcp_path::check_tunnel`).
+//! control tables, `counting`, ...; [`check_tunnel`]).
 //!
 //! Its defaults are not the simulator's, which reproduce Table 1 of Pieska et al. 2024, but those
 //! for bonding real links ([`TunnelSection::bonding`]): ACPF over reliable BBRv2 paths, and a path
@@ -59,6 +59,8 @@ use braid_core::wire::DATA_HEADER_LEN;
 use serde::Deserialize;
 
 use crate::crypto::Cipher;
+use crate::framing::LENGTH_PREFIX_BYTES;
+use crate::linux::KernelCc;
 
 /// Outer IPv4 + UDP headers.
 const IPV4_UDP_BYTES: u32 = 28;
@@ -350,7 +352,7 @@ impl DaemonConfig {
             ));
         }
         if i.transport == Transport::Tcp {
-            crate::tcp_path::check_tunnel(&tunnel)?;
+            check_tunnel(&tunnel)?;
         }
         let config = DaemonConfig {
             name: i.name,
@@ -378,7 +380,7 @@ impl DaemonConfig {
     /// header bytes of the real wire (outer IP and UDP of the paths' IP version, the crypto
     /// envelope and tag, the braid data header), the tunnel MSS as the MTU plus those, and
     /// pacing catch-up for a real event loop. Kernel TCP paths change a few of these
-    /// (`tcp_path::adapt_core_config`).
+    /// ([`adapt_core_config`]).
     pub fn core_config(&self) -> braid_core::tunnel::TunnelConfig {
         let costs: Vec<u32> = self.paths.iter().map(|p| p.cost).collect();
         let mut core = self.tunnel.to_core(&costs, u32::from(self.mtu));
@@ -387,7 +389,7 @@ impl DaemonConfig {
         core.mss_bytes = u64::from(u32::from(self.mtu) + core.header_bytes);
         core.pacing_catch_up = PACING_CATCH_UP;
         if self.transport == Transport::Tcp {
-            crate::tcp_path::adapt_core_config(&mut core, self.mtu);
+            adapt_core_config(&mut core, self.mtu);
         }
         core
     }
@@ -420,6 +422,103 @@ fn tunnel_error(e: FieldError) -> ConfigError {
         }
         other @ FieldError::Serialize { .. } => invalid("tunnel", other.to_string()),
     }
+}
+
+/// The `[tunnel]` keys that only the UDP transport reads, with the reason. Over TCP the
+/// [`StreamSender`](braid_core::tunnel::StreamSender) reads the scheduler's keys
+/// (`scheduler`, `sched_queue_pkts`, `[tunnel.acpf]`, `[tunnel.blest]`, `[tunnel.ecf]`) and
+/// the receiver the reordering keys; the keys below reach no code, so a value other than the
+/// default is refused rather than ignored.
+const UDP_ONLY_KEYS: [(&str, &str); 8] = [
+    ("bbr2", KERNEL_CC),
+    ("wvegas", KERNEL_CC),
+    ("coupled_cubic", KERNEL_CC),
+    ("counting", KERNEL_CC),
+    ("max_rtt_spread_ms", "path exclusion is part of the UDP sender only"),
+    ("repair_wait_ms", "the kernel repairs each path unseen and hands on only what is in order"),
+    ("feedback_every_pkts", NO_FEEDBACK),
+    ("feedback_max_delay_ms", NO_FEEDBACK),
+];
+const KERNEL_CC: &str =
+    "the kernel runs each path's congestion control (tunnel.cc) with its own parameters and \
+     window counting";
+const NO_FEEDBACK: &str = "the kernel acknowledges each path and the tunnel sends no feedback";
+
+/// Checks a `[tunnel]` section for TCP paths: a congestion control the kernel has, reliable
+/// paths (TCP is), and none of `UDP_ONLY_KEYS` changed from its default.
+pub fn check_tunnel(t: &TunnelSection) -> Result<KernelCc, ConfigError> {
+    let cc = KernelCc::for_tunnel_cc(t.cc).ok_or_else(|| ConfigError::Invalid {
+        field: "tunnel.cc".into(),
+        detail: format!(
+            "{:?} is not a kernel TCP congestion control; with interface.transport = \"tcp\" \
+             use one of {}",
+            t.cc.as_str(),
+            KernelCc::ALLOWED.join(", ")
+        ),
+    })?;
+    if t.reliability != braid_core::tunnel::Reliability::Reliable {
+        return Err(ConfigError::Invalid {
+            field: "tunnel.reliability".into(),
+            detail:
+                "TCP paths are reliable: with interface.transport = \"tcp\" it must be \"reliable\""
+                    .into(),
+        });
+    }
+    if let Some((field, why)) = changed_udp_only_key(t)? {
+        return Err(ConfigError::Invalid {
+            field,
+            detail: format!(
+                "applies to interface.transport = \"udp\" only; over \"tcp\" {why}: remove it"
+            ),
+        });
+    }
+    Ok(cc)
+}
+
+/// The dotted key of the first of [`UDP_ONLY_KEYS`] whose value differs from the default
+/// (for a table, its first differing field: `tunnel.bbr2.beta_percent`), with the reason.
+fn changed_udp_only_key(t: &TunnelSection) -> Result<Option<(String, &'static str)>, ConfigError> {
+    let table = |t: &TunnelSection| {
+        toml::Table::try_from(t)
+            .map_err(|e| ConfigError::Invalid { field: "tunnel".into(), detail: e.to_string() })
+    };
+    let (given, default) = (table(t)?, table(&TunnelSection::default())?);
+    for (key, why) in UDP_ONLY_KEYS {
+        let (g, d) = (given.get(key), default.get(key));
+        if g == d {
+            continue;
+        }
+        let field = match (g, d) {
+            (Some(toml::Value::Table(g)), Some(toml::Value::Table(d))) => {
+                let differs = |k: &&String| g.get(k.as_str()) != d.get(k.as_str());
+                match g.keys().chain(d.keys()).find(differs) {
+                    Some(sub) => format!("tunnel.{key}.{sub}"),
+                    None => format!("tunnel.{key}"),
+                }
+            }
+            _ => format!("tunnel.{key}"),
+        };
+        return Ok(Some((field, why)));
+    }
+    Ok(None)
+}
+
+/// The receiver acknowledges per path for the UDP sender's loss detection; over TCP nothing
+/// reads its feedback, so it is made as rarely as the core allows and dropped.
+const TCP_FEEDBACK_EVERY_PKTS: u32 = 64;
+const TCP_FEEDBACK_MAX_DELAY: Duration = Duration::from_secs(1);
+
+/// The core configuration for TCP paths: each packet costs its length prefix, envelope and data
+/// header on the stream (the kernel's window counts stream bytes, so outer headers are not
+/// charged); the receiver needs no per-path reassembly (TCP delivers in order, and a gap left
+/// by a broken connection must not hold its path back forever: the reorder buffer's wait limit
+/// gives it up); and its feedback is made rarely, since it is dropped.
+pub fn adapt_core_config(core: &mut braid_core::tunnel::TunnelConfig, mtu: u16) {
+    core.header_bytes = (LENGTH_PREFIX_BYTES + crate::crypto::OVERHEAD + DATA_HEADER_LEN) as u32;
+    core.mss_bytes = u64::from(mtu) + u64::from(core.header_bytes);
+    core.reliability = braid_core::tunnel::Reliability::Unreliable;
+    core.feedback_every_pkts = TCP_FEEDBACK_EVERY_PKTS;
+    core.feedback_max_delay = TCP_FEEDBACK_MAX_DELAY;
 }
 
 fn check_liveness(l: &LivenessSection) -> Result<LivenessConfig, ConfigError> {
@@ -485,6 +584,7 @@ fn check_paths(role: Role, sections: Vec<PathSection>) -> Result<Vec<PathConfig>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use braid_core::tunnel::{Reliability, TunnelConfig};
 
     const CLIENT: &str = r#"
 [interface]
@@ -759,5 +859,37 @@ cost = 7
         assert!(e.to_string().contains("cpf"), "lists the schedulers: {e}");
         let e = DaemonConfig::from_toml_str(&CLIENT.replace("[peer]", "[peer]\nendpoint = 1"));
         assert!(e.unwrap_err().to_string().contains("endpoint"));
+    }
+
+    #[test]
+    fn only_kernel_controllers_and_reliable_paths_pass() {
+        let ok = TunnelSection {
+            cc: TunnelCc::Cubic,
+            reliability: Reliability::Reliable,
+            ..TunnelSection::default()
+        };
+        assert_eq!(check_tunnel(&ok).unwrap(), KernelCc::Cubic);
+        let field = |t: &TunnelSection| match check_tunnel(t) {
+            Err(ConfigError::Invalid { field, detail }) => (field, detail),
+            other => panic!("expected an invalid field, got {other:?}"),
+        };
+        let (f, detail) = field(&TunnelSection { cc: TunnelCc::Bbr2, ..ok.clone() });
+        assert_eq!(f, "tunnel.cc");
+        assert!(detail.contains("newreno, cubic, bbr") && detail.contains("tcp"), "{detail}");
+        let (f, detail) = field(&TunnelSection { reliability: Reliability::Partial, ..ok.clone() });
+        assert_eq!(f, "tunnel.reliability");
+        assert!(detail.contains("reliable"), "{detail}");
+    }
+
+    #[test]
+    fn the_core_charges_stream_bytes_and_skips_reassembly() {
+        let mut core =
+            TunnelConfig { reliability: Reliability::Reliable, ..TunnelConfig::default() };
+        adapt_core_config(&mut core, 1400);
+        // Length prefix 2 + envelope header 16 + tag 16 + data header 32 = 66 bytes.
+        assert_eq!(core.header_bytes, 66);
+        assert_eq!(core.mss_bytes, 1466);
+        assert_eq!(core.reliability, Reliability::Unreliable);
+        core.validate().unwrap();
     }
 }

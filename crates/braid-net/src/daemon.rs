@@ -30,8 +30,6 @@ use braid_core::wire::{
     frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN,
 };
 use braid_core::Instant;
-use nix::sys::signal::{SigSet, Signal};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
 use tracing::{info, warn};
 
 use crate::config::{DaemonConfig, KeySource, Role};
@@ -40,7 +38,9 @@ use crate::liveness::{Change, Liveness};
 use crate::metrics::{self, PathSnapshot, Shared, Snapshot};
 use crate::pool::{Pkt, Pool};
 use crate::sender::Sender;
-use crate::transport::{Transport, TransportError, READ_BUDGET};
+use crate::signal::TerminationSignals;
+use crate::socket::READ_BUDGET;
+use crate::transport::{Transport, TransportError};
 use crate::tun::Tun;
 /// How often the metrics snapshot is refreshed.
 const PUBLISH_EVERY: Duration = Duration::from_millis(100);
@@ -107,7 +107,7 @@ struct State {
 struct Io {
     tun: Tun,
     paths: Transport,
-    signals: SignalFd,
+    signals: TerminationSignals,
     /// The TUN device, the signalfd, then the paths' entries of this iteration.
     pollfds: Vec<libc::pollfd>,
 }
@@ -129,12 +129,8 @@ impl Daemon {
     /// the half-built daemon drops.
     pub fn new(cfg: DaemonConfig) -> Result<Daemon, DaemonError> {
         let session = new_session(&cfg)?;
-        let mut mask = SigSet::empty();
-        mask.add(Signal::SIGINT);
-        mask.add(Signal::SIGTERM);
-        mask.thread_block().map_err(|e| io_err("blocking SIGINT/SIGTERM")(e.into()))?;
-        let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-            .map_err(|e| io_err("creating the signalfd")(e.into()))?;
+        let signals = TerminationSignals::block()
+            .map_err(|e| DaemonError::Io { what: e.what, source: e.source })?;
 
         let now = Instant::ZERO;
         let paths = Transport::open(&cfg, now)?;
@@ -206,8 +202,8 @@ impl Daemon {
             self.io.paths.poll_fds(&mut self.io.pollfds);
             self.wait(timeout)?;
             if self.io.pollfds[1].revents != 0 {
-                if let Ok(Some(sig)) = self.io.signals.read_signal() {
-                    info!(signal = sig.ssi_signo, "braid tunnel: shutting down");
+                if let Some(signo) = self.io.signals.take() {
+                    info!(signal = signo, "braid tunnel: shutting down");
                     return Ok(());
                 }
             }

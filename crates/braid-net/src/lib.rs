@@ -9,10 +9,14 @@
 pub mod config;
 pub mod crypto;
 pub mod daemon;
+pub mod framing;
+pub mod linux;
 pub mod liveness;
 pub mod metrics;
 pub mod pool;
 pub mod sender;
+pub mod signal;
+pub mod socket;
 pub mod tcp_path;
 pub mod transport;
 pub mod tun;

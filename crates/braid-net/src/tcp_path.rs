@@ -8,7 +8,7 @@
 //! iteration reads every connection's `TCP_INFO` ([`mod@info`]) and hands the scheduler the
 //! kernel's cwnd and bytes in flight; the scheduler only writes while a window has room, so
 //! what waits in user space stays within a window (plus a few control frames). Frames are
-//! `u16 length | envelope` ([`framing`]), the envelope being what the UDP transport sends.
+//! `u16 length | envelope` ([`crate::framing`]), the envelope being what the UDP transport sends.
 //!
 //! Connections:
 //! - **Client**: per path a non-blocking socket bound to the path's device (SO_BINDTODEVICE)
@@ -27,7 +27,6 @@
 //! new connection, so a connection that failed at start-up does not cost the handshake's
 //! five-second retry.
 
-pub mod framing;
 pub mod info;
 
 use std::io::{self, Read};
@@ -35,22 +34,19 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use braid_config::TunnelConfig as TunnelSection;
-use braid_core::tunnel::{Reliability, StreamPathState, StreamSender, TunnelConfig};
+use braid_core::tunnel::{StreamPathState, StreamSender};
 use braid_core::wire::feedback::FEEDBACK_MAX_LEN;
 use braid_core::wire::DATA_HEADER_LEN;
 use braid_core::Instant;
 use socket2::{Domain, Protocol, Socket, Type};
 use tracing::{info, warn};
 
-use crate::config::{ConfigError, DaemonConfig, PathConfig, Role};
+use crate::config::{DaemonConfig, PathConfig, Role};
 use crate::crypto::{self, envelope};
+use crate::framing::{FrameReader, FrameWriter};
+use crate::linux::{congestion_control, set_congestion_control, KernelCc, TcpInfo};
 use crate::pool::Pkt;
-use crate::transport::READ_BUDGET;
-use crate::udp::{bind_to_path, PathError};
-use framing::{FrameReader, FrameWriter, LENGTH_PREFIX_BYTES};
-pub use info::KernelCc;
-use info::{congestion_control, set_congestion_control, TcpInfo};
+use crate::socket::{bind_to_path, PathError, READ_BUDGET};
 
 /// How soon the loop looks again when packets wait because no path's window has room. The
 /// kernel opens a window when ACKs arrive, which wakes nobody in user space (ACKs carry no data
@@ -63,10 +59,6 @@ const READ_BYTES: usize = 64 * 1024;
 /// and stops at the kernel's window; this bound only matters if the socket stops taking data.
 const WRITE_LIMIT_BYTES: usize = 8 << 20;
 const LISTEN_BACKLOG: i32 = 8;
-/// The receiver acknowledges per path for the UDP sender's loss detection; over TCP nothing
-/// reads its feedback, so it is made as rarely as the core allows and dropped.
-const FEEDBACK_EVERY_PKTS: u32 = 64;
-const FEEDBACK_MAX_DELAY: Duration = Duration::from_secs(1);
 
 /// Why a TCP path could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -77,98 +69,6 @@ pub enum TcpPathError {
     CongestionControl { index: usize, name: String, cc: &'static str, source: io::Error },
     #[error("path.{index}.bind: cannot listen on {addr}: {source}")]
     Listen { index: usize, addr: SocketAddr, source: io::Error },
-}
-
-/// The `[tunnel]` keys that only the UDP transport reads, with the reason. Over TCP the
-/// [`StreamSender`] reads the scheduler's keys (`scheduler`, `sched_queue_pkts`,
-/// `[tunnel.acpf]`, `[tunnel.blest]`, `[tunnel.ecf]`) and the receiver the reordering keys; the
-/// keys below reach no code, so a value other than the default is refused rather than
-/// ignored.
-const UDP_ONLY_KEYS: [(&str, &str); 8] = [
-    ("bbr2", KERNEL_CC),
-    ("wvegas", KERNEL_CC),
-    ("coupled_cubic", KERNEL_CC),
-    ("counting", KERNEL_CC),
-    ("max_rtt_spread_ms", "path exclusion is part of the UDP sender only"),
-    ("repair_wait_ms", "the kernel repairs each path unseen and hands on only what is in order"),
-    ("feedback_every_pkts", NO_FEEDBACK),
-    ("feedback_max_delay_ms", NO_FEEDBACK),
-];
-const KERNEL_CC: &str =
-    "the kernel runs each path's congestion control (tunnel.cc) with its own parameters and \
-     window counting";
-const NO_FEEDBACK: &str = "the kernel acknowledges each path and the tunnel sends no feedback";
-
-/// Checks a `[tunnel]` section for TCP paths: a congestion control the kernel has, reliable
-/// paths (TCP is), and none of `UDP_ONLY_KEYS` changed from its default.
-pub fn check_tunnel(t: &TunnelSection) -> Result<KernelCc, ConfigError> {
-    let cc = KernelCc::for_tunnel_cc(t.cc).ok_or_else(|| ConfigError::Invalid {
-        field: "tunnel.cc".into(),
-        detail: format!(
-            "{:?} is not a kernel TCP congestion control; with interface.transport = \"tcp\" \
-             use one of {}",
-            t.cc.as_str(),
-            KernelCc::ALLOWED.join(", ")
-        ),
-    })?;
-    if t.reliability != Reliability::Reliable {
-        return Err(ConfigError::Invalid {
-            field: "tunnel.reliability".into(),
-            detail:
-                "TCP paths are reliable: with interface.transport = \"tcp\" it must be \"reliable\""
-                    .into(),
-        });
-    }
-    if let Some((field, why)) = changed_udp_only_key(t)? {
-        return Err(ConfigError::Invalid {
-            field,
-            detail: format!(
-                "applies to interface.transport = \"udp\" only; over \"tcp\" {why}: remove it"
-            ),
-        });
-    }
-    Ok(cc)
-}
-
-/// The dotted key of the first of [`UDP_ONLY_KEYS`] whose value differs from the default
-/// (for a table, its first differing field: `tunnel.bbr2.beta_percent`), with the reason.
-fn changed_udp_only_key(t: &TunnelSection) -> Result<Option<(String, &'static str)>, ConfigError> {
-    let table = |t: &TunnelSection| {
-        toml::Table::try_from(t)
-            .map_err(|e| ConfigError::Invalid { field: "tunnel".into(), detail: e.to_string() })
-    };
-    let (given, default) = (table(t)?, table(&TunnelSection::default())?);
-    for (key, why) in UDP_ONLY_KEYS {
-        let (g, d) = (given.get(key), default.get(key));
-        if g == d {
-            continue;
-        }
-        let field = match (g, d) {
-            (Some(toml::Value::Table(g)), Some(toml::Value::Table(d))) => {
-                let differs = |k: &&String| g.get(k.as_str()) != d.get(k.as_str());
-                match g.keys().chain(d.keys()).find(differs) {
-                    Some(sub) => format!("tunnel.{key}.{sub}"),
-                    None => format!("tunnel.{key}"),
-                }
-            }
-            _ => format!("tunnel.{key}"),
-        };
-        return Ok(Some((field, why)));
-    }
-    Ok(None)
-}
-
-/// The core configuration for TCP paths: each packet costs its length prefix, envelope and data
-/// header on the stream (the kernel's window counts stream bytes, so outer headers are not
-/// charged); the receiver needs no per-path reassembly (TCP delivers in order, and a gap left
-/// by a broken connection must not hold its path back forever: the reorder buffer's wait limit
-/// gives it up); and its feedback is made rarely, since it is dropped.
-pub fn adapt_core_config(core: &mut TunnelConfig, mtu: u16) {
-    core.header_bytes = (LENGTH_PREFIX_BYTES + crypto::OVERHEAD + DATA_HEADER_LEN) as u32;
-    core.mss_bytes = u64::from(mtu) + u64::from(core.header_bytes);
-    core.reliability = Reliability::Unreliable;
-    core.feedback_every_pkts = FEEDBACK_EVERY_PKTS;
-    core.feedback_max_delay = FEEDBACK_MAX_DELAY;
 }
 
 /// A path's state for the status page.
@@ -302,7 +202,7 @@ impl TcpPaths {
         let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
             .map_err(|source| PathError::Socket { index: i, source })?;
         sock.set_reuse_address(true).map_err(listen_err)?;
-        bind_to_path(&sock, i, &p.cfg)?;
+        bind_to_path(&sock, i, p.cfg.bind, p.cfg.device.as_deref())?;
         // Accepted connections inherit the listener's congestion control; each is checked
         // again when accepted.
         set_congestion_control(&sock, self.cc)
@@ -321,7 +221,7 @@ impl TcpPaths {
         let Some(remote) = p.cfg.remote else { return Ok(()) };
         let sock = Socket::new(Domain::for_address(remote), Type::STREAM, Some(Protocol::TCP))
             .map_err(|source| PathError::Socket { index: i, source })?;
-        bind_to_path(&sock, i, &p.cfg)?;
+        bind_to_path(&sock, i, p.cfg.bind, p.cfg.device.as_deref())?;
         stream_options(&sock, i, &p.cfg, self.cc)?;
         let connected = match sock.connect(&remote.into()) {
             Ok(()) => true,
@@ -514,7 +414,7 @@ impl TcpPaths {
                 Some(c) if c.connected => match TcpInfo::read(c.sock.as_raw_fd()) {
                     Ok(info) => {
                         c.info = Some(info);
-                        info.path_state(c.writer.pending() as u64)
+                        info::path_state(&info, c.writer.pending() as u64)
                     }
                     Err(_) => StreamPathState::default(),
                 },
@@ -633,7 +533,7 @@ fn stream_options(
 }
 
 fn cc_err(index: usize, cfg: &PathConfig, cc: KernelCc, source: io::Error) -> TcpPathError {
-    TcpPathError::CongestionControl { index, name: cfg.name.clone(), cc: cc.name(), source }
+    TcpPathError::CongestionControl { index, name: cfg.name.clone(), cc: cc.as_str(), source }
 }
 
 /// Queues a whole datagram; a full writer drops it (handshakes are retried by the session).
@@ -647,7 +547,6 @@ fn push_datagram(writer: &mut FrameWriter, datagram: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use braid_core::cc::TunnelCc;
     use std::io::Write;
     use std::time::Instant as WallInstant;
 
@@ -761,37 +660,5 @@ mod tests {
             assert_eq!(server.paths.status(0).ca_state, "closed", "{bad:?} closed the connection");
             assert!(server.received.is_empty());
         }
-    }
-
-    #[test]
-    fn only_kernel_controllers_and_reliable_paths_pass() {
-        let ok = TunnelSection {
-            cc: TunnelCc::Cubic,
-            reliability: Reliability::Reliable,
-            ..TunnelSection::default()
-        };
-        assert_eq!(check_tunnel(&ok).unwrap(), KernelCc::Cubic);
-        let field = |t: &TunnelSection| match check_tunnel(t) {
-            Err(ConfigError::Invalid { field, detail }) => (field, detail),
-            other => panic!("expected an invalid field, got {other:?}"),
-        };
-        let (f, detail) = field(&TunnelSection { cc: TunnelCc::Bbr2, ..ok.clone() });
-        assert_eq!(f, "tunnel.cc");
-        assert!(detail.contains("newreno, cubic, bbr") && detail.contains("tcp"), "{detail}");
-        let (f, detail) = field(&TunnelSection { reliability: Reliability::Partial, ..ok.clone() });
-        assert_eq!(f, "tunnel.reliability");
-        assert!(detail.contains("reliable"), "{detail}");
-    }
-
-    #[test]
-    fn the_core_charges_stream_bytes_and_skips_reassembly() {
-        let mut core =
-            TunnelConfig { reliability: Reliability::Reliable, ..TunnelConfig::default() };
-        adapt_core_config(&mut core, 1400);
-        // Length prefix 2 + envelope header 16 + tag 16 + data header 32 = 66 bytes.
-        assert_eq!(core.header_bytes, 66);
-        assert_eq!(core.mss_bytes, 1466);
-        assert_eq!(core.reliability, Reliability::Unreliable);
-        core.validate().unwrap();
     }
 }

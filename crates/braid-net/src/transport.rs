@@ -14,14 +14,12 @@ use braid_core::tunnel::{StreamSender, TunnelConfig, TunnelSender};
 use braid_core::wire::DATA_HEADER_LEN;
 use braid_core::Instant;
 
-use crate::config::{ConfigError, DaemonConfig, Transport as TransportKind};
+use crate::config::{self, ConfigError, DaemonConfig, Transport as TransportKind};
 use crate::crypto;
 use crate::sender::Sender;
-use crate::tcp_path::{self, TcpPathError, TcpPaths, TcpStatus};
-use crate::udp::{PathError, UdpPaths};
-
-/// Batches read from one descriptor per wake-up before the others get their turn.
-pub const READ_BUDGET: usize = 8;
+use crate::socket::PathError;
+use crate::tcp_path::{TcpPathError, TcpPaths, TcpStatus};
+use crate::udp::UdpPaths;
 
 /// Why the paths could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +47,7 @@ impl Transport {
                 Transport::Udp(Box::new(UdpPaths::open(cfg, max_datagram)?))
             }
             TransportKind::Tcp => {
-                let cc = tcp_path::check_tunnel(&cfg.tunnel)?;
+                let cc = config::check_tunnel(&cfg.tunnel)?;
                 Transport::Tcp(TcpPaths::open(cfg, cc, now)?)
             }
         })

@@ -14,7 +14,7 @@ use quinn_udp::{RecvMeta, Transmit, UdpSockRef, UdpSocketState, BATCH_SIZE};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::config::{DaemonConfig, PathConfig};
-use crate::transport::READ_BUDGET;
+use crate::socket::{bind_to_path, PathError, READ_BUDGET};
 
 /// Socket buffers: a few BDPs of a Gbit/s path, so a burst is not dropped at the socket.
 const SOCKET_BUFFER_BYTES: usize = 8 << 20;
@@ -23,19 +23,6 @@ const SOCKET_BUFFER_BYTES: usize = 8 << 20;
 const MAX_TRAIN_BYTES: usize = 65_507;
 /// A GRO receive returns up to 64 KB of coalesced datagrams.
 const GRO_BUFFER_BYTES: usize = 65_536;
-
-/// Why a path's socket could not be opened.
-#[derive(Debug, thiserror::Error)]
-pub enum PathError {
-    #[error("path.{index}.device: interface {device:?} does not exist")]
-    NoSuchDevice { index: usize, device: String },
-    #[error("path.{index}.device: binding to {device:?}: {source}")]
-    Device { index: usize, device: String, source: io::Error },
-    #[error("path.{index}.bind: cannot bind {addr}: {source}")]
-    Bind { index: usize, addr: SocketAddr, source: io::Error },
-    #[error("path.{index}: socket set-up: {source}")]
-    Socket { index: usize, source: io::Error },
-}
 
 /// A path's socket.
 pub struct PathSocket {
@@ -51,7 +38,7 @@ impl PathSocket {
         let sock_err = |source| PathError::Socket { index, source };
         let socket = Socket::new(Domain::for_address(cfg.bind), Type::DGRAM, Some(Protocol::UDP))
             .map_err(sock_err)?;
-        bind_to_path(&socket, index, cfg)?;
+        bind_to_path(&socket, index, cfg.bind, cfg.device.as_deref())?;
         socket.set_send_buffer_size(SOCKET_BUFFER_BYTES).map_err(sock_err)?;
         socket.set_recv_buffer_size(SOCKET_BUFFER_BYTES).map_err(sock_err)?;
         force_buffers(&socket);
@@ -109,29 +96,6 @@ impl PathSocket {
     pub fn raw_fd(&self) -> RawFd {
         self.sock.as_raw_fd()
     }
-}
-
-/// Binds `socket` to path `index`'s device (SO_BINDTODEVICE), if it names one, then to its
-/// address.
-pub(crate) fn bind_to_path(
-    socket: &Socket,
-    index: usize,
-    cfg: &PathConfig,
-) -> Result<(), PathError> {
-    if let Some(device) = &cfg.device {
-        socket.bind_device(Some(device.as_bytes())).map_err(|source| {
-            if source.raw_os_error() == Some(libc::ENODEV) {
-                PathError::NoSuchDevice { index, device: device.clone() }
-            } else {
-                PathError::Device { index, device: device.clone(), source }
-            }
-        })?;
-    }
-    socket.bind(&cfg.bind.into()).map_err(|source| PathError::Bind {
-        index,
-        addr: cfg.bind,
-        source,
-    })
 }
 
 /// SO_SNDBUFFORCE / SO_RCVBUFFORCE: with CAP_NET_ADMIN, buffers beyond the sysctl maxima.

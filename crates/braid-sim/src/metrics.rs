@@ -206,34 +206,46 @@ impl Series {
 
     /// Throughput series as CSV: `t_s,goodput_mbps,<path>_mbps...`.
     pub fn throughput_csv(&self) -> String {
-        let mut out = String::from("t_s,goodput_mbps");
-        for n in &self.path_names {
-            out.push_str(&format!(",{n}_mbps"));
-        }
-        out.push('\n');
+        let mut out = csv_writer();
+        let mut header = vec!["t_s".to_string(), "goodput_mbps".to_string()];
+        header.extend(self.path_names.iter().map(|n| format!("{n}_mbps")));
+        write_row(&mut out, &header);
         let len =
             self.path_bins.iter().map(Vec::len).chain([self.goodput_bins.len()]).max().unwrap_or(0);
         let to_mbps = |b: u64| b as f64 * 8.0 / self.bin_s / 1e6;
         for k in 0..len {
-            out.push_str(&format!(
-                "{:.3},{:.3}",
-                k as f64 * self.bin_s,
-                to_mbps(*self.goodput_bins.get(k).unwrap_or(&0))
-            ));
+            let mut row = vec![
+                format!("{:.3}", k as f64 * self.bin_s),
+                format!("{:.3}", to_mbps(*self.goodput_bins.get(k).unwrap_or(&0))),
+            ];
             for bins in &self.path_bins {
-                out.push_str(&format!(",{:.3}", to_mbps(*bins.get(k).unwrap_or(&0))));
+                row.push(format!("{:.3}", to_mbps(*bins.get(k).unwrap_or(&0))));
             }
-            out.push('\n');
+            write_row(&mut out, &row);
         }
-        out
+        csv_text(out)
     }
 
     /// The periodic trace as CSV, one row per sample with per-path columns.
     pub fn trace_csv(&self) -> String {
-        let mut out = String::from(
-            "t_s,e2e_cwnd_bytes,e2e_in_flight_bytes,e2e_srtt_ms,sched_queue_pkts,reorder_pkts,wait_limit_ms,acpf_fraction,\
-             hol_ms_mean,hol_ms_max,tunnel_retransmissions,released_on_timeout,released_on_fast_loss",
-        );
+        let mut out = csv_writer();
+        let mut header: Vec<String> = [
+            "t_s",
+            "e2e_cwnd_bytes",
+            "e2e_in_flight_bytes",
+            "e2e_srtt_ms",
+            "sched_queue_pkts",
+            "reorder_pkts",
+            "wait_limit_ms",
+            "acpf_fraction",
+            "hol_ms_mean",
+            "hol_ms_max",
+            "tunnel_retransmissions",
+            "released_on_timeout",
+            "released_on_fast_loss",
+        ]
+        .map(String::from)
+        .into();
         for n in &self.path_names {
             for c in [
                 "cwnd_bytes",
@@ -244,52 +256,64 @@ impl Series {
                 "phase",
                 "drops",
             ] {
-                out.push_str(&format!(",{n}_{c}"));
+                header.push(format!("{n}_{c}"));
             }
         }
-        out.push('\n');
+        write_row(&mut out, &header);
         let np = self.path_names.len();
+        let mut row = Vec::with_capacity(header.len());
         for (k, r) in self.trace.iter().enumerate() {
-            out.push_str(&format!(
-                "{:.3},{},{},{:.3},{},{},{:.3}",
-                r.t_s,
-                r.e2e_cwnd_bytes,
-                r.e2e_in_flight_bytes,
-                r.e2e_srtt_ms,
-                r.sched_queue_pkts,
-                r.reorder_pkts,
-                r.wait_limit_ms
-            ));
-            if let Some(f) = r.acpf_fraction {
-                out.push_str(&format!(",{f:.4}"));
-            } else {
-                out.push(',');
+            row.clear();
+            row.extend([
+                format!("{:.3}", r.t_s),
+                r.e2e_cwnd_bytes.to_string(),
+                r.e2e_in_flight_bytes.to_string(),
+                format!("{:.3}", r.e2e_srtt_ms),
+                r.sched_queue_pkts.to_string(),
+                r.reorder_pkts.to_string(),
+                format!("{:.3}", r.wait_limit_ms),
+                r.acpf_fraction.map_or(String::new(), |f| format!("{f:.4}")),
+            ]);
+            match r.hol_ms {
+                Some(h) => row.extend([format!("{:.3}", h.mean), format!("{:.3}", h.max)]),
+                None => row.extend([String::new(), String::new()]),
             }
-            if let Some(h) = r.hol_ms {
-                out.push_str(&format!(",{:.3},{:.3}", h.mean, h.max));
-            } else {
-                out.push_str(",,");
-            }
-            out.push_str(&format!(
-                ",{},{},{}",
-                r.tunnel_retransmissions, r.released_on_timeout, r.released_on_fast_loss
-            ));
+            row.extend([
+                r.tunnel_retransmissions.to_string(),
+                r.released_on_timeout.to_string(),
+                r.released_on_fast_loss.to_string(),
+            ]);
             for p in &self.path_trace[k * np..(k + 1) * np] {
-                out.push_str(&format!(
-                    ",{},{},{:.3},{:.3},{},{},{}",
-                    p.cwnd_bytes,
-                    p.in_flight_bytes,
-                    p.srtt_ms,
-                    p.pacing_rate_mbps,
-                    p.bottleneck_queue_pkts,
-                    p.phase,
-                    p.drops
-                ));
+                row.extend([
+                    p.cwnd_bytes.to_string(),
+                    p.in_flight_bytes.to_string(),
+                    format!("{:.3}", p.srtt_ms),
+                    format!("{:.3}", p.pacing_rate_mbps),
+                    p.bottleneck_queue_pkts.to_string(),
+                    p.phase.to_string(),
+                    p.drops.to_string(),
+                ]);
             }
-            out.push('\n');
+            write_row(&mut out, &row);
         }
-        out
+        csv_text(out)
     }
+}
+
+/// A CSV writer into memory: fields are quoted only when they must be (a path name with a
+/// comma, a quote or a line break), records end in `\n`.
+fn csv_writer() -> csv::Writer<Vec<u8>> {
+    csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new())
+}
+
+fn write_row(out: &mut csv::Writer<Vec<u8>>, fields: &[String]) {
+    // Writing to memory cannot fail, and every row has the header's number of fields.
+    out.write_record(fields).expect("a CSV row in memory");
+}
+
+fn csv_text(out: csv::Writer<Vec<u8>>) -> String {
+    let bytes = out.into_inner().expect("flushing CSV into memory");
+    String::from_utf8(bytes).expect("UTF-8 fields make UTF-8 CSV")
 }
 
 #[cfg(test)]
@@ -356,5 +380,33 @@ mod tests {
         assert_eq!(rows[1][col("hol_ms_mean")], "");
         assert_eq!(rows[1][col("hol_ms_max")], "");
         assert_eq!(rows[1][col("wifi_drops")], "9");
+    }
+
+    #[test]
+    fn path_names_that_need_quoting_stay_one_column() {
+        let names = ["wi,fi", "say \"hi\""];
+        let s = Series {
+            path_names: names.map(String::from).into(),
+            trace: vec![TraceRow { t_s: 0.01, ..Default::default() }],
+            path_trace: vec![PathSample { drops: 7, ..Default::default() }; 2],
+            bin_s: 0.1,
+            path_bins: vec![vec![1_250_000], vec![0]],
+            goodput_bins: vec![625_000],
+        };
+        // 13 fixed columns and 7 per path in the trace; 2 and 1 in the throughput series.
+        for (csv, fixed, per_path, column) in
+            [(s.trace_csv(), 13, 7, "wi,fi_cwnd_bytes"), (s.throughput_csv(), 2, 1, "wi,fi_mbps")]
+        {
+            let mut reader = csv::Reader::from_reader(csv.as_bytes());
+            let header = reader.headers().unwrap().clone();
+            assert_eq!(header.len(), fixed + 2 * per_path, "{csv}");
+            assert_eq!(header.iter().nth(fixed), Some(column), "{csv}");
+            assert!(header.iter().any(|h| h.starts_with("say \"hi\"_")), "{csv}");
+            let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0].len(), header.len(), "{csv}");
+        }
+        assert!(s.trace_csv().contains(",\"wi,fi_cwnd_bytes\","));
+        assert!(s.throughput_csv().contains(",\"say \"\"hi\"\"_mbps\"\n"));
     }
 }

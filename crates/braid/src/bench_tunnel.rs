@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use braid_lab::bench::tunnel_bench;
-use braid_lab::transfer::KernelCc;
+use braid_lab::transfer::parse_kernel_cc;
 use braid_net::crypto::Cipher;
 use braid_sim::Scenario;
 use clap::Args;
@@ -33,7 +33,7 @@ pub struct BenchTunnelArgs {
 }
 
 pub fn run(args: BenchTunnelArgs) -> Result<()> {
-    let cc: KernelCc = args.cc.parse().map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
+    let cc = parse_kernel_cc(&args.cc).map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
     let cipher: Cipher = args.cipher.parse().map_err(|e| anyhow::anyhow!("--cipher: {e}"))?;
     let s = Scenario::from_toml_str("", &args.overrides)?;
     let exe = std::env::current_exe().context("locating the braid executable")?;

@@ -8,11 +8,12 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use braid_lab::lab::{self, signal, LabMode, LabOptions, LabOutput};
+use braid_lab::lab::{self, LabMode, LabOptions, LabOutput};
 use braid_lab::netns::cleanup_stale;
 use braid_lab::topology::{Emulator, TAG};
-use braid_lab::transfer::{self, KernelCc, Receiver, ReceiverConfig, SenderConfig};
+use braid_lab::transfer::{self, Receiver, ReceiverConfig, SenderConfig};
 use braid_net::config::Transport;
+use braid_net::signal::TerminationSignals;
 use braid_sim::Scenario;
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -113,8 +114,18 @@ fn seconds(what: &str, s: f64) -> Result<Duration> {
         .with_context(|| format!("{what} must be a positive number of seconds, got {s}"))
 }
 
+/// SIGINT and SIGTERM as a flag the run polls (every blocking wait of the test bed has a time
+/// limit): the first one makes the run return an error, and its guards remove namespaces and
+/// processes; a second one exits at once (status 130), and `cleanup_stale` removes what that
+/// leaves at the next start. Called before any thread starts.
+fn stop_on_signals() -> Result<&'static std::sync::atomic::AtomicBool> {
+    let signals = TerminationSignals::block().context("handling SIGINT/SIGTERM")?;
+    signals.into_flag().context("handling SIGINT/SIGTERM")
+}
+
 pub fn run(args: LabArgs) -> Result<()> {
-    let cancel = signal::install().context("installing the SIGINT/SIGTERM handler")?;
+    crate::logging::init(false);
+    let cancel = stop_on_signals()?;
     let s = Scenario::load(&args.scenario, &args.overrides)?;
     let removed = cleanup_stale(TAG)?;
     if !removed.is_empty() {
@@ -207,7 +218,7 @@ fn write_outputs(dir: &Path, s: &Scenario, out: &LabOutput) -> Result<()> {
 }
 
 pub fn transfer(args: TransferArgs) -> Result<()> {
-    let stop = signal::install().context("installing the SIGINT/SIGTERM handler")?;
+    let stop = stop_on_signals()?;
     match args.side {
         Side::Recv { listen, bin_ms, timeout_s } => {
             let cfg = ReceiverConfig {
@@ -225,7 +236,7 @@ pub fn transfer(args: TransferArgs) -> Result<()> {
             let cfg = SenderConfig {
                 connect,
                 bytes,
-                cc: cc.parse::<KernelCc>()?,
+                cc: transfer::parse_kernel_cc(&cc)?,
                 seed,
                 sample_interval: seconds("--sample-ms", sample_ms / 1e3)?,
                 timeout: seconds("--timeout-s", timeout_s)?,

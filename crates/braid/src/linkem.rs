@@ -16,6 +16,7 @@ use braid_lab::linkem::config::{
 };
 use braid_lab::linkem::units::{parse_duration, parse_rate_bits_per_s};
 use braid_lab::linkem::{AqmConfig, DirectionConfig, Linkem, LinkemConfig, Rate};
+use braid_net::signal::TerminationSignals;
 
 use crate::output::{outln, write_atomic};
 
@@ -239,41 +240,17 @@ fn load_trace(path: &Path) -> Result<Rate> {
     Ok(Rate::Trace(Arc::new(trace)))
 }
 
-/// SIGINT and SIGTERM, blocked in this thread and every thread started after, so they wait
-/// for [`wait_for_signal`] instead of killing the process mid-write.
-fn block_termination_signals() -> Result<libc::sigset_t> {
-    // SAFETY: sigset manipulation on a local set, then pthread_sigmask of this thread.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        if rc != 0 {
-            bail!("blocking SIGINT and SIGTERM: {}", std::io::Error::from_raw_os_error(rc));
-        }
-        Ok(set)
-    }
-}
-
-/// Waits up to `timeout` for one of `set`; returns whether one came.
-fn wait_for_signal(set: &libc::sigset_t, timeout: Duration) -> bool {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: a valid set and timeout; the siginfo is not wanted.
-    unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) > 0 }
-}
-
 /// Runs the emulator until SIGINT or SIGTERM.
 pub fn run(args: LinkemArgs) -> Result<()> {
+    crate::logging::init(false);
     let config = args.to_config()?;
-    let signals = block_termination_signals()?;
+    // Blocked before the forwarding threads start, so they inherit the mask: a signal waits
+    // for the loop below instead of killing the process mid-write.
+    let signals = TerminationSignals::block()?;
     let linkem = Linkem::start(&config)?;
     outln!("linkem: ready")?;
     let mut died = false;
-    while !wait_for_signal(&signals, SIGNAL_POLL) {
+    while signals.wait(Some(SIGNAL_POLL)).is_none() {
         if linkem.is_finished() {
             died = true;
             break;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 mod lab;
 mod linkem;
+mod logging;
 mod output;
 
 use anyhow::{Context, Result};

@@ -45,7 +45,7 @@ pub fn run(args: TunnelArgs) -> Result<()> {
         Some(TunnelAction::Status { config, metrics, json }) => status(config, metrics, json),
         None => {
             let Some(path) = args.config else { bail!("--config FILE is required") };
-            init_logging(args.log_json);
+            crate::logging::init(args.log_json);
             let cfg = DaemonConfig::load(&path).with_context(|| format!("{}", path.display()))?;
             let mut daemon = Daemon::new(cfg)?;
             daemon.run()?;
@@ -70,15 +70,4 @@ fn status(config: Option<PathBuf>, metrics: Option<SocketAddr>, json: bool) -> R
         out!("{}", snap.to_table())?;
     }
     Ok(())
-}
-
-fn init_logging(json: bool) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    if json {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
 }

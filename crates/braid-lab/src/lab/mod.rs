@@ -12,10 +12,12 @@
 //!   ([`tunnel_side`]).
 //!
 //! Teardown happens on every exit: the topology and every child are guards, so an error, a
-//! panic or an interrupt (the `cancel` flag, set by [`signal::install`]'s handler) drops them.
+//! panic or an interrupt (the `cancel` flag, e.g. braid-net's
+//! [`TerminationSignals::into_flag`](braid_net::signal::TerminationSignals::into_flag)) drops
+//! them: every blocking wait of the test bed has a time limit of at most
+//! [`crate::transfer::POLL_INTERVAL`], after which it looks at the flag.
 
 pub mod report;
-pub mod signal;
 pub mod tunnel_side;
 
 use std::net::SocketAddr;
@@ -146,7 +148,7 @@ pub fn check_scenario(s: &Scenario) -> Result<KernelCc, LabError> {
             allowed: "must be at least 1".into(),
         });
     }
-    let cc = KernelCc::from_e2e(s.e2e.cc).map_err(|_| LabError::Unsupported {
+    let cc = KernelCc::for_e2e_cc(s.e2e.cc).ok_or_else(|| LabError::Unsupported {
         field: "e2e.cc",
         value: s.e2e.cc.as_str().into(),
         allowed: "the lab runs kernel TCP: newreno (as reno), cubic, bbr".into(),
@@ -184,7 +186,8 @@ fn check_hystart(wanted: bool) -> Result<(), LabError> {
     }
 }
 
-/// Runs scenario `s` as `opts` says; `cancel` (e.g. [`signal::install`]'s flag) aborts it.
+/// Runs scenario `s` as `opts` says; `cancel` (e.g. set on SIGINT, module documentation)
+/// aborts it.
 pub fn run(s: &Scenario, opts: &LabOptions, cancel: &AtomicBool) -> Result<LabOutput, LabError> {
     let started = Instant::now();
     let cc = check_scenario(s)?;
