@@ -9,9 +9,10 @@ demo:
 	$(CARGO) build --release -p braid
 	./target/release/braid demo scenarios/default.toml
 
-# The whole test suite: formatting, lints, unit, property and scenario tests, docs.
+# The whole test suite: formatting, import cycles, lints, unit, property and scenario tests, docs.
 test: deps
 	$(CARGO) fmt --all -- --check
+	python3 scripts/import_cycles.py
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --quiet
