@@ -95,7 +95,7 @@ pub struct TunnelConfig {
     /// `bytes` or `packets`, for any `cc`.
     #[serde(deserialize_with = "crate::de::named", serialize_with = "crate::de::ser_named")]
     pub counting: CountingChoice,
-    /// ACPF's parameters, read by `scheduler = "acpf"` ([`tuning`]).
+    /// ACPF's parameters, read by `scheduler = "acpf"` ([`crate::tuning`]).
     pub acpf: AcpfTable,
     /// BLEST's parameters, read by `scheduler = "blest"`.
     pub blest: BlestConfig,
