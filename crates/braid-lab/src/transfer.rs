@@ -64,7 +64,7 @@ pub enum TransferError {
     CcNotApplied { requested: String, effective: String },
 
     #[error("e2e.cc = {given}: the lab runs kernel TCP, which offers {allowed}")]
-    CcNotInKernel { given: String, allowed: &'static str },
+    CcNotInKernel { given: String, allowed: String },
 
     #[error("payload differs from the expected stream at byte {offset}")]
     Corrupt { offset: u64 },
@@ -99,7 +99,7 @@ fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> TransferError {
 pub fn parse_kernel_cc(name: &str) -> Result<KernelCc, TransferError> {
     KernelCc::from_name(name).ok_or_else(|| TransferError::CcNotInKernel {
         given: name.to_string(),
-        allowed: KernelCc::NAMES,
+        allowed: KernelCc::NAMES.join(", "),
     })
 }
 

@@ -6,41 +6,29 @@ use braid_core::cc::{CcAlgorithm, TunnelCc};
 use serde::{Deserialize, Serialize};
 use socket2::Socket;
 
-/// A congestion control the Linux kernel offers per socket: the tunnel's TCP paths run one
-/// (`tunnel.cc` with `transport = "tcp"`), and so does the test bed's end-to-end TCP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KernelCc {
-    Reno,
-    Cubic,
-    Bbr,
+braid_core::named_enum! {
+    /// A congestion control the Linux kernel offers per socket: the tunnel's TCP paths run one
+    /// (`tunnel.cc` with `transport = "tcp"`), and so does the test bed's end-to-end TCP. The
+    /// names are those `TCP_CONGESTION` takes (`net/ipv4/tcp_cong.c`: `tcp_reno`, `cubictcp`,
+    /// `tcp_bbr_cong_ops` register them; `/proc/sys/net/ipv4/tcp_available_congestion_control`
+    /// lists them); `newreno`, the scenarios' name of `reno`, is accepted too.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum KernelCc {
+        what = "kernel congestion control";
+        Reno => "reno" | "newreno",
+        Cubic => "cubic",
+        Bbr => "bbr",
+    }
 }
 
 impl KernelCc {
     /// `tunnel.cc` values a TCP path can run, as configs spell them.
     pub const ALLOWED: &'static [&'static str] = &["newreno", "cubic", "bbr"];
-    /// The kernel's names, as a list for messages.
-    pub const NAMES: &'static str = "reno, cubic, bbr";
-
-    /// The name `TCP_CONGESTION` takes (`net/ipv4/tcp_cong.c`: `tcp_reno`, `cubictcp`,
-    /// `tcp_bbr_cong_ops` register these names; also
-    /// `/proc/sys/net/ipv4/tcp_available_congestion_control`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KernelCc::Reno => "reno",
-            KernelCc::Cubic => "cubic",
-            KernelCc::Bbr => "bbr",
-        }
-    }
 
     /// The controller of a kernel name, or of `newreno` (the scenarios' name of `reno`).
     pub fn from_name(name: &str) -> Option<KernelCc> {
-        match name {
-            "reno" | "newreno" => Some(KernelCc::Reno),
-            "cubic" => Some(KernelCc::Cubic),
-            "bbr" => Some(KernelCc::Bbr),
-            _ => None,
-        }
+        name.parse().ok()
     }
 
     /// The kernel controller for a tunnel CC name, if the kernel has one.
