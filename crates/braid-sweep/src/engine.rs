@@ -82,8 +82,8 @@ pub fn check_cells(spec: &Spec) -> Result<(), SweepError> {
 /// `runs.parquet` and `sweep.json` there.
 pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
     let start = std::time::Instant::now();
-    outdir::prepare(&opts.out, spec)?;
     check_cells(spec)?;
+    outdir::prepare(&opts.out, spec)?;
     let journal_path = opts.out.join(JOURNAL_FILE);
     let finished = journal::read(&journal_path, spec.runs())?;
     let selected: Vec<u64> = selected_runs(spec, opts.shard).collect();
@@ -179,9 +179,9 @@ pub fn merge(spec: &Spec, out: &Path, shards: &[PathBuf]) -> Result<Summary, Swe
         }
         outdir::check(shard, spec)?;
         for (id, line) in journal::read(&shard.join(JOURNAL_FILE), spec.runs())? {
-            if !finished.contains_key(&id) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = finished.entry(id) {
                 writer.append(&line)?;
-                finished.insert(id, line);
+                slot.insert(line);
             }
         }
     }

@@ -27,7 +27,6 @@ pub struct Finished {
 struct Outcome {
     seed: Option<u64>,
     scenario_hash: Option<String>,
-    result: Option<Result<Report, String>>,
 }
 
 /// Runs run `id` of the sweep and makes its journal record.
@@ -41,8 +40,7 @@ pub fn execute(spec: &Spec, id: u64, cache: &BaselineCache) -> Finished {
         Ok(result) => result,
         Err(panic) => Err(format!("the simulator panicked: {}", panic_message(&panic))),
     };
-    outcome.result = Some(result);
-    let (report, error) = match outcome.result.as_ref().expect("set above") {
+    let (report, error) = match &result {
         Ok(report) => (Some(report), None),
         Err(e) => (None, Some(e.as_str())),
     };
