@@ -231,3 +231,58 @@ fn finish(
     outdir::write_atomic(&out.join(SUMMARY_FILE), &format!("{json}\n"))?;
     Ok(summary)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flatten::Scalar;
+
+    fn temp(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("braid-sweep-engine-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn relative_dlct_is_run_with_baselines_bit_for_bit() {
+        let dir = temp("relative");
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text = "base = \"scenarios/default.toml\"\nreps = 2\nbaseline = true\n\
+                    [set]\n\"e2e.bytes\" = 1000000\n[axes]\n\"tunnel.scheduler\" = [\"cpf\", \"srtt\"]\n";
+        let spec = Spec::parse(text, &repo.join("spec.toml"), &repo).unwrap();
+        let opts = Options { out: dir.join("out"), jobs: 2, shard: None, progress: Mode::Quiet };
+        let summary = run(&spec, &opts).unwrap();
+        assert_eq!((summary.rows, summary.failed, summary.ran), (4, 0, 4));
+        // Two schedulers share each rep's baseline.
+        assert_eq!(summary.baselines_simulated, 2);
+
+        let finished = journal::read(&opts.out.join(JOURNAL_FILE), spec.runs()).unwrap();
+        let columns = table::build(&spec, &finished).unwrap();
+        let relative = &columns.iter().find(|c| c.name == "relative_dlct").unwrap().values;
+        for id in 0..spec.runs() {
+            let key = run_key(&spec, id);
+            let mut s = Scenario::load(&spec.base, &cell_overrides(&spec, &key)).unwrap();
+            s.seed += u64::from(key.rep);
+            let want = braid_sim::run_with_baseline(&s).unwrap().report.relative_dlct.unwrap();
+            assert_eq!(relative[id as usize], Scalar::Float(want), "run {id}");
+            let Scalar::Float(got) = relative[id as usize] else { unreachable!() };
+            assert_eq!(got.to_bits(), want.to_bits(), "run {id}");
+        }
+    }
+
+    #[test]
+    fn a_second_invocation_runs_nothing_and_rewrites_the_same_table() {
+        let dir = temp("again");
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text = "base = \"scenarios/default.toml\"\n[set]\n\"e2e.bytes\" = 500000\n";
+        let spec = Spec::parse(text, &repo.join("spec.toml"), &repo).unwrap();
+        let opts = Options { out: dir.clone(), jobs: 1, shard: None, progress: Mode::Quiet };
+        run(&spec, &opts).unwrap();
+        let first = std::fs::read(dir.join(TABLE_FILE)).unwrap();
+        let again = run(&spec, &opts).unwrap();
+        assert_eq!((again.ran, again.skipped), (0, 1));
+        assert_eq!(std::fs::read(dir.join(TABLE_FILE)).unwrap(), first);
+    }
+}
