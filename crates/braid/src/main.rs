@@ -8,6 +8,7 @@ mod lab;
 mod linkem;
 mod logging;
 mod output;
+mod sweep;
 
 use anyhow::{Context, Result};
 use braid_sim::{run, run_with_baseline, RunOutput, Scenario};
@@ -51,6 +52,9 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
+    /// Run a sweep spec (axes x reps) in-process into DIR/runs.parquet; resumable, shardable
+    /// (docs/sweeps.md).
+    Sweep(sweep::SweepArgs),
     /// The default scenario with CPF and SRTT for Cubic and BBR end to end, against the baseline.
     Demo {
         #[arg(default_value = "scenarios/default.toml")]
@@ -118,6 +122,7 @@ fn real_main() -> Result<()> {
             }
             Ok(())
         }
+        Command::Sweep(args) => sweep::run(args),
         Command::Demo { scenario } => demo(&scenario),
         Command::Bench { target: None, repeat } => bench(repeat.max(1)),
         Command::Bench { target: Some(BenchTarget::Tunnel(args)), .. } => bench_tunnel::run(args),

@@ -1,0 +1,288 @@
+//! Running a sweep: check the spec's cells, run what the journal lacks on a pool of threads,
+//! then turn the journal into the table. Also merging shard folders into one.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::thread;
+
+use braid_sim::Scenario;
+use serde::Serialize;
+
+use crate::baseline::BaselineCache;
+use crate::journal::{self, Finished, JOURNAL_FILE};
+use crate::outdir::{self, SUMMARY_FILE, TABLE_FILE};
+use crate::plan::{cell_overrides, run_key, selected_runs, RunKey, Shard};
+use crate::progress::{Mode, Progress};
+use crate::runner::execute;
+use crate::spec::Spec;
+use crate::{parquet_out, table, SweepError, BRAID_VERSION, GIT_COMMIT};
+
+/// How to run a sweep.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The sweep folder.
+    pub out: PathBuf,
+    /// Worker threads, at least 1.
+    pub jobs: usize,
+    /// Run only this shard's runs.
+    pub shard: Option<Shard>,
+    pub progress: Mode,
+}
+
+/// What an invocation did; also written to `DIR/sweep.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub spec_hash: String,
+    /// Runs of the whole sweep.
+    pub runs_total: u64,
+    /// Runs in the table (this shard's, or the merged ones).
+    pub rows: u64,
+    /// Rows with status "error".
+    pub failed: u64,
+    /// Runs this invocation found already finished in the journal.
+    pub skipped: u64,
+    /// Runs this invocation simulated.
+    pub ran: u64,
+    pub baselines_simulated: u64,
+    pub jobs: usize,
+    pub shard: Option<String>,
+    pub merged_from: Vec<PathBuf>,
+    /// Wall time of this invocation, seconds.
+    pub wall_s: f64,
+    /// Runs simulated per second of wall time in this invocation.
+    pub runs_per_s: f64,
+    pub braid_version: &'static str,
+    pub git_commit: &'static str,
+}
+
+/// Loads the first cell's scenario, and each axis value once, so that a misspelt key or a
+/// value out of range fails before any run. (A combination of values that only fails
+/// together is found by its run, which becomes an error row.)
+pub fn check_cells(spec: &Spec) -> Result<(), SweepError> {
+    let first = run_key(spec, 0);
+    let load = |key: &RunKey| {
+        let overrides = cell_overrides(spec, key);
+        Scenario::load(&spec.base, &overrides)
+            .map(drop)
+            .map_err(|source| SweepError::Cell { overrides: overrides.join(" "), source })
+    };
+    load(&first)?;
+    for (a, axis) in spec.axes.iter().enumerate() {
+        for i in 1..axis.values.len() {
+            let mut key = first.clone();
+            key.value_index[a] = i;
+            load(&key)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs a sweep (or one shard of it) into `opts.out`, resuming from its journal, and writes
+/// `runs.parquet` and `sweep.json` there.
+pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
+    let start = std::time::Instant::now();
+    check_cells(spec)?;
+    outdir::prepare(&opts.out, spec)?;
+    let journal_path = opts.out.join(JOURNAL_FILE);
+    let finished = journal::read(&journal_path, spec.runs())?;
+    let selected: Vec<u64> = selected_runs(spec, opts.shard).collect();
+    let pending: Vec<u64> =
+        selected.iter().copied().filter(|id| !finished.contains_key(id)).collect();
+    let skipped = (selected.len() - pending.len()) as u64;
+
+    let writer = Mutex::new(journal::Writer::open(&journal_path)?);
+    let cache = BaselineCache::new();
+    let progress = Progress::new(opts.progress, pending.len() as u64, skipped);
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let failure: Mutex<Option<journal::JournalError>> = Mutex::new(None);
+    let (tick_tx, tick_rx) = mpsc::channel::<()>();
+    thread::scope(|scope| {
+        let progress = &progress;
+        scope.spawn(move || {
+            while let Err(mpsc::RecvTimeoutError::Timeout) =
+                tick_rx.recv_timeout(opts.progress.interval())
+            {
+                progress.draw(false);
+            }
+            progress.draw(true);
+        });
+        let workers: Vec<_> = (0..opts.jobs.max(1).min(pending.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some(&id) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                            break;
+                        };
+                        let done = execute(spec, id, &cache);
+                        let written =
+                            writer.lock().unwrap_or_else(|e| e.into_inner()).append(&done.line);
+                        if let Err(e) = written {
+                            failure.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                        progress.finished(done.ok);
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            // A worker catches its runs' panics; one that escapes is a bug worth seeing.
+            if let Err(panic) = w.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        drop(tick_tx);
+    });
+    if let Some(e) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e.into());
+    }
+    writer.into_inner().unwrap_or_else(|e| e.into_inner()).sync()?;
+
+    let finished = journal::read(&journal_path, spec.runs())?;
+    let ran = progress.done();
+    let wall_s = start.elapsed().as_secs_f64();
+    let summary = Summary {
+        spec_hash: spec.hash(),
+        runs_total: spec.runs(),
+        rows: finished.len() as u64,
+        failed: 0,
+        skipped,
+        ran,
+        baselines_simulated: cache.simulated(),
+        jobs: opts.jobs,
+        shard: opts.shard.map(|s| s.to_string()),
+        merged_from: Vec::new(),
+        wall_s,
+        runs_per_s: if wall_s > 0.0 { ran as f64 / wall_s } else { 0.0 },
+        braid_version: BRAID_VERSION,
+        git_commit: GIT_COMMIT,
+    };
+    finish(spec, &opts.out, &finished, summary)
+}
+
+/// Merges the journals of shard folders (each made by this spec) into `out` and writes the
+/// table, which then equals an unsharded sweep's. Fails, naming the missing run ids, when the
+/// shards together lack runs; what they have is kept in `out`'s journal, so a plain
+/// `braid sweep` into `out` runs just the rest.
+pub fn merge(spec: &Spec, out: &Path, shards: &[PathBuf]) -> Result<Summary, SweepError> {
+    let start = std::time::Instant::now();
+    outdir::prepare(out, spec)?;
+    let journal_path = out.join(JOURNAL_FILE);
+    let mut finished = journal::read(&journal_path, spec.runs())?;
+    let mut writer = journal::Writer::open(&journal_path)?;
+    for shard in shards {
+        if outdir::recorded_hash(shard)?.is_none() {
+            return Err(SweepError::NotAShard { dir: shard.clone() });
+        }
+        outdir::check(shard, spec)?;
+        for (id, line) in journal::read(&shard.join(JOURNAL_FILE), spec.runs())? {
+            if let std::collections::btree_map::Entry::Vacant(slot) = finished.entry(id) {
+                writer.append(&line)?;
+                slot.insert(line);
+            }
+        }
+    }
+    writer.sync()?;
+    let missing: Vec<u64> = (0..spec.runs()).filter(|id| !finished.contains_key(id)).collect();
+    if !missing.is_empty() {
+        return Err(SweepError::Incomplete {
+            missing: missing.len() as u64,
+            total: spec.runs(),
+            first: missing.iter().take(10).map(u64::to_string).collect::<Vec<_>>().join(", "),
+            dir: out.to_path_buf(),
+        });
+    }
+    let summary = Summary {
+        spec_hash: spec.hash(),
+        runs_total: spec.runs(),
+        rows: finished.len() as u64,
+        failed: 0,
+        skipped: 0,
+        ran: 0,
+        baselines_simulated: 0,
+        jobs: 0,
+        shard: None,
+        merged_from: shards.to_vec(),
+        wall_s: start.elapsed().as_secs_f64(),
+        runs_per_s: 0.0,
+        braid_version: BRAID_VERSION,
+        git_commit: GIT_COMMIT,
+    };
+    finish(spec, out, &finished, summary)
+}
+
+/// Writes the table and the summary.
+fn finish(
+    spec: &Spec,
+    out: &Path,
+    finished: &Finished,
+    mut summary: Summary,
+) -> Result<Summary, SweepError> {
+    let columns = table::build(spec, finished)?;
+    let status = columns.iter().find(|c| c.name == "status" || c.name == "result.status");
+    summary.failed = status.map_or(0, |c| {
+        c.values.iter().filter(|v| **v != crate::flatten::Scalar::Str("ok".into())).count() as u64
+    });
+    parquet_out::write(&out.join(TABLE_FILE), &columns)?;
+    let json = serde_json::to_string_pretty(&summary).expect("a summary serializes");
+    outdir::write_atomic(&out.join(SUMMARY_FILE), &format!("{json}\n"))?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flatten::Scalar;
+
+    fn temp(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("braid-sweep-engine-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn relative_dlct_is_run_with_baselines_bit_for_bit() {
+        let dir = temp("relative");
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text = "base = \"scenarios/default.toml\"\nreps = 2\nbaseline = true\n\
+                    [set]\n\"e2e.bytes\" = 1000000\n[axes]\n\"tunnel.scheduler\" = [\"cpf\", \"srtt\"]\n";
+        let spec = Spec::parse(text, &repo.join("spec.toml"), &repo).unwrap();
+        let opts = Options { out: dir.join("out"), jobs: 2, shard: None, progress: Mode::Quiet };
+        let summary = run(&spec, &opts).unwrap();
+        assert_eq!((summary.rows, summary.failed, summary.ran), (4, 0, 4));
+        // Two schedulers share each rep's baseline.
+        assert_eq!(summary.baselines_simulated, 2);
+
+        let finished = journal::read(&opts.out.join(JOURNAL_FILE), spec.runs()).unwrap();
+        let columns = table::build(&spec, &finished).unwrap();
+        let relative = &columns.iter().find(|c| c.name == "relative_dlct").unwrap().values;
+        for id in 0..spec.runs() {
+            let key = run_key(&spec, id);
+            let mut s = Scenario::load(&spec.base, &cell_overrides(&spec, &key)).unwrap();
+            s.seed += u64::from(key.rep);
+            let want = braid_sim::run_with_baseline(&s).unwrap().report.relative_dlct.unwrap();
+            assert_eq!(relative[id as usize], Scalar::Float(want), "run {id}");
+            let Scalar::Float(got) = relative[id as usize] else { unreachable!() };
+            assert_eq!(got.to_bits(), want.to_bits(), "run {id}");
+        }
+    }
+
+    #[test]
+    fn a_second_invocation_runs_nothing_and_rewrites_the_same_table() {
+        let dir = temp("again");
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text = "base = \"scenarios/default.toml\"\n[set]\n\"e2e.bytes\" = 500000\n";
+        let spec = Spec::parse(text, &repo.join("spec.toml"), &repo).unwrap();
+        let opts = Options { out: dir.clone(), jobs: 1, shard: None, progress: Mode::Quiet };
+        run(&spec, &opts).unwrap();
+        let first = std::fs::read(dir.join(TABLE_FILE)).unwrap();
+        let again = run(&spec, &opts).unwrap();
+        assert_eq!((again.ran, again.skipped), (0, 1));
+        assert_eq!(std::fs::read(dir.join(TABLE_FILE)).unwrap(), first);
+    }
+}

@@ -1,0 +1,62 @@
+//! braid-sweep: parameter sweeps over braid-sim scenarios.
+//!
+//! A spec ([`spec`]) names a base scenario, overrides for every run and axes; the sweep runs
+//! the cross product of the axes times the repetitions ([`plan`]) on a pool of threads
+//! ([`engine`]), each run in-process ([`runner`]), each distinct baseline once ([`baseline`]).
+//! Every finished run is appended to a journal ([`journal`]), so an interrupted sweep resumes
+//! where it stopped; at the end the journal becomes `runs.parquet` ([`table`],
+//! [`parquet_out`]). Shards (`run_id % N`) run apart and merge into the same table.
+//! docs/sweeps.md describes the format and the columns.
+//!
+//! The library has no command-line code, so other front ends (a Python binding) can reuse it.
+
+pub mod baseline;
+pub mod engine;
+pub mod flatten;
+pub mod hash;
+pub mod journal;
+pub mod outdir;
+pub mod parquet_out;
+pub mod plan;
+pub mod progress;
+pub mod runner;
+pub mod spec;
+pub mod table;
+
+use std::path::PathBuf;
+
+pub use engine::{merge, run, Options, Summary};
+pub use plan::{Shard, ShardError};
+pub use progress::Mode as ProgressMode;
+pub use spec::{Spec, SpecError};
+
+/// This crate's version, recorded in every row.
+pub const BRAID_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The git commit this crate was built from ("unknown" outside a checkout), recorded in every
+/// row.
+pub const GIT_COMMIT: &str = env!("BRAID_GIT_COMMIT");
+
+/// Why a sweep stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("the scenario of the cell with --set {overrides} does not load: {source}")]
+    Cell { overrides: String, source: braid_sim::scenario::ScenarioError },
+    #[error(transparent)]
+    OutDir(#[from] outdir::OutDirError),
+    #[error("run journal: {0}")]
+    Journal(#[from] journal::JournalError),
+    #[error(transparent)]
+    Table(#[from] table::TableError),
+    #[error(transparent)]
+    Parquet(#[from] parquet_out::ParquetOutError),
+    #[error("--merge {}: not a sweep folder (it has no spec.hash)", dir.display())]
+    NotAShard { dir: PathBuf },
+    #[error(
+        "the merged shards lack {missing} of {total} runs (run ids {first}...); what they have is \
+         in {}: run the missing shards, or `braid sweep` into that folder to run the rest",
+        dir.display()
+    )]
+    Incomplete { missing: u64, total: u64, first: String, dir: PathBuf },
+}

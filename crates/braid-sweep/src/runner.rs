@@ -1,0 +1,110 @@
+//! One run: its cell's scenario, its seed, the simulation, its baseline, and the journal
+//! record that says how it went. A run that fails (a bad combination of values, an incomplete
+//! transfer, a broken invariant, even a panic) is a record with status "error", never the end
+//! of the sweep.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use braid_sim::{run, Report, Scenario};
+
+use crate::baseline::BaselineCache;
+use crate::hash::fnv1a_hex;
+use crate::journal::Record;
+use crate::plan::{cell_overrides, run_key};
+use crate::spec::Spec;
+use crate::{BRAID_VERSION, GIT_COMMIT};
+
+/// A finished run: its journal line and whether it succeeded.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub id: u64,
+    pub line: String,
+    pub ok: bool,
+}
+
+/// What a run produced, before it is written down.
+#[derive(Default)]
+struct Outcome {
+    seed: Option<u64>,
+    scenario_hash: Option<String>,
+}
+
+/// Runs run `id` of the sweep and makes its journal record.
+pub fn execute(spec: &Spec, id: u64, cache: &BaselineCache) -> Finished {
+    let key = run_key(spec, id);
+    let mut outcome = Outcome::default();
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        simulate(spec, &cell_overrides(spec, &key), key.rep, cache, &mut outcome)
+    }));
+    let result = match caught {
+        Ok(result) => result,
+        Err(panic) => Err(format!("the simulator panicked: {}", panic_message(&panic))),
+    };
+    let (report, error) = match &result {
+        Ok(report) => (Some(report), None),
+        Err(e) => (None, Some(e.as_str())),
+    };
+    let record = Record {
+        run: id,
+        rep: key.rep,
+        seed: outcome.seed,
+        status: if report.is_some() { "ok" } else { "error" },
+        error,
+        braid_version: BRAID_VERSION,
+        git_commit: GIT_COMMIT,
+        scenario_hash: outcome.scenario_hash.as_deref(),
+        report,
+    };
+    let line = serde_json::to_string(&record).expect("a record serializes");
+    Finished { id, line, ok: report.is_some() }
+}
+
+/// Seed of repetition `rep` of a cell whose resolved scenario has seed `seed`.
+pub fn rep_seed(seed: u64, rep: u32) -> Result<u64, String> {
+    seed.checked_add(u64::from(rep))
+        .ok_or_else(|| format!("seed {seed} + rep {rep} does not fit in 64 bits; lower seed"))
+}
+
+fn simulate(
+    spec: &Spec,
+    overrides: &[String],
+    rep: u32,
+    cache: &BaselineCache,
+    outcome: &mut Outcome,
+) -> Result<Report, String> {
+    let mut s: Scenario = Scenario::load(&spec.base, overrides).map_err(|e| e.to_string())?;
+    s.seed = rep_seed(s.seed, rep)?;
+    outcome.seed = Some(s.seed);
+    let toml = s.to_toml_string().map_err(|e| e.to_string())?;
+    outcome.scenario_hash = Some(fnv1a_hex(&toml));
+    let mut report = run(&s, false).map_err(|e| e.to_string())?.report;
+    if spec.baseline {
+        // As braid_sim::run_with_baseline computes them.
+        let base = cache.dlct_s(&s)?;
+        report.baseline_dlct_s = Some(base);
+        report.relative_dlct = Some(report.dlct_s / base);
+    }
+    Ok(report)
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rep_seeds_count_up_and_refuse_overflow() {
+        assert_eq!(rep_seed(1, 0), Ok(1));
+        assert_eq!(rep_seed(1, 2), Ok(3));
+        assert!(rep_seed(u64::MAX, 1).unwrap_err().contains("64 bits"));
+    }
+}

@@ -1,0 +1,472 @@
+//! The sweep spec: a TOML file naming a base scenario, overrides for every run (`[set]`), the
+//! axes whose cross product makes the cells (`[axes]`), the repetitions and whether each run
+//! is compared with its single-path baseline.
+//!
+//! ```toml
+//! base = "../scenarios/default.toml"   # relative to this file's folder, else to the cwd
+//! reps = 3                             # 1..=1000, default 1
+//! baseline = true                      # default false
+//! [set]
+//! "e2e.bytes" = 20000000
+//! [axes]
+//! "e2e.cc" = ["cubic", "bbr"]
+//! "tunnel.scheduler" = ["cpf", "srtt"]
+//! ```
+//!
+//! Keys of `[set]` and `[axes]` are the dotted keys of `braid sim --set`. An unquoted dotted
+//! key (`e2e.cc = [...]`) is a nested table in TOML; it is read as the same dotted key, so
+//! both spellings mean one thing. Axes keep the order they are written in (the last varies
+//! fastest), which plain TOML tables do not record: the order comes from the keys' positions
+//! in the text.
+
+use std::path::{Path, PathBuf};
+
+use toml::de::{DeTable, DeValue};
+use toml::{Table, Value};
+
+use crate::hash::Fnv1a;
+
+/// Most repetitions a spec may ask for.
+pub const MAX_REPS: u32 = 1000;
+
+/// The keys a spec may have at its top level.
+const TOP_LEVEL_KEYS: &str = "base, reps, baseline, set, axes";
+
+/// Why a spec was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    #[error("cannot read sweep spec {}: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+    #[error("TOML syntax error in sweep spec {}: {message}", path.display())]
+    Syntax { path: PathBuf, message: String },
+    #[error("unknown key {key:?} in the sweep spec; expected one of: {TOP_LEVEL_KEYS}")]
+    UnknownKey { key: String },
+    #[error("the sweep spec has no `base`; give the scenario file the runs start from")]
+    MissingBase,
+    #[error("{key} must be {expected}, found {found}")]
+    WrongType { key: String, expected: &'static str, found: String },
+    #[error("reps = {value} is out of range; must be in 1..={MAX_REPS}")]
+    Reps { value: i64 },
+    #[error(
+        "base scenario {base:?} not found: tried {} (next to the spec) and {} (current directory)",
+        beside_spec.display(), in_cwd.display()
+    )]
+    BaseNotFound { base: String, beside_spec: PathBuf, in_cwd: PathBuf },
+    #[error("axes.{key} has no values; give at least one")]
+    EmptyAxis { key: String },
+    #[error(
+        "axes.{key}[{index}] is a {found}; axis values must be strings, integers, floats or booleans"
+    )]
+    NonScalarAxisValue { key: String, index: usize, found: String },
+    #[error(
+        "set.{key} is a datetime; values must be strings, numbers, booleans, arrays or tables"
+    )]
+    DatetimeValue { key: String },
+    #[error(
+        "{section}.{key} is given twice (once as a quoted dotted key, once as a nested table)"
+    )]
+    DuplicateKey { section: &'static str, key: String },
+    #[error("axes.{key} has {count} values and the cross product of the axes is too large")]
+    TooManyRuns { key: String, count: usize },
+}
+
+/// One value of an axis: a TOML scalar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AxisValue {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+}
+
+impl AxisValue {
+    /// The value as TOML text, which the `--set` parser reads back to this very value (a
+    /// string is quoted, so `"60"` stays a string and `""` is the empty string).
+    pub fn to_toml(&self) -> String {
+        self.to_value().to_string()
+    }
+
+    fn to_value(&self) -> Value {
+        match self {
+            AxisValue::Int(v) => Value::Integer(*v),
+            AxisValue::Float(v) => Value::Float(*v),
+            AxisValue::Bool(v) => Value::Boolean(*v),
+            AxisValue::Str(v) => Value::String(v.clone()),
+        }
+    }
+}
+
+/// One axis: a dotted scenario key and the values it takes, in the order written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub key: String,
+    pub values: Vec<AxisValue>,
+}
+
+/// A validated sweep spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    /// `base` as written in the spec.
+    pub base_as_written: String,
+    /// The base scenario file, resolved against the spec's folder or the current directory.
+    pub base: PathBuf,
+    /// The base scenario file's text when the spec was loaded (part of the spec's hash).
+    pub base_text: String,
+    pub reps: u32,
+    pub baseline: bool,
+    /// `[set]` as `dotted.key=value` overrides, applied to every run before the axes'.
+    pub set: Vec<String>,
+    pub axes: Vec<Axis>,
+    /// The spec file's text, as read.
+    pub text: String,
+}
+
+impl Spec {
+    /// Reads and validates a spec file; `base` is looked up next to it, then in the current
+    /// directory.
+    pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SpecError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        Spec::parse(&text, path, dir)
+    }
+
+    /// Parses spec text; `path` names it in errors and `dir` is where `base` is looked up
+    /// first.
+    pub fn parse(text: &str, path: &Path, dir: &Path) -> Result<Spec, SpecError> {
+        let syntax = |message: String| SpecError::Syntax { path: path.to_path_buf(), message };
+        let table: Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| syntax(e.to_string().trim_end().to_string()))?;
+        // The same text again, keeping each key's position: the order of the axes.
+        let spanned = DeTable::parse(text).map_err(|e| syntax(e.to_string()))?;
+
+        for key in table.keys() {
+            if !matches!(key.as_str(), "base" | "reps" | "baseline" | "set" | "axes") {
+                return Err(SpecError::UnknownKey { key: key.clone() });
+            }
+        }
+        let base_as_written = match table.get("base") {
+            None => return Err(SpecError::MissingBase),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => return Err(wrong_type("base", "a string (a file path)", other)),
+        };
+        let reps = match table.get("reps") {
+            None => 1,
+            Some(Value::Integer(n)) if (1..=i64::from(MAX_REPS)).contains(n) => *n as u32,
+            Some(Value::Integer(n)) => return Err(SpecError::Reps { value: *n }),
+            Some(other) => return Err(wrong_type("reps", "an integer", other)),
+        };
+        let baseline = match table.get("baseline") {
+            None => false,
+            Some(Value::Boolean(b)) => *b,
+            Some(other) => return Err(wrong_type("baseline", "true or false", other)),
+        };
+        let set = match table.get("set") {
+            None => Vec::new(),
+            Some(Value::Table(t)) => set_overrides(t, section_order(&spanned, "set"))?,
+            Some(other) => return Err(wrong_type("set", "a table of dotted keys", other)),
+        };
+        let axes = match table.get("axes") {
+            None => Vec::new(),
+            Some(Value::Table(t)) => axes(t, section_order(&spanned, "axes"))?,
+            Some(other) => return Err(wrong_type("axes", "a table of dotted keys", other)),
+        };
+        let base = resolve_base(&base_as_written, dir)?;
+        let base_text = std::fs::read_to_string(&base)
+            .map_err(|e| SpecError::Io { path: base.clone(), message: e.to_string() })?;
+        let spec = Spec {
+            base_as_written,
+            base,
+            base_text,
+            reps,
+            baseline,
+            set,
+            axes,
+            text: text.to_string(),
+        };
+        spec.check_size()?;
+        Ok(spec)
+    }
+
+    /// Number of cells: the product of the axes' lengths (1 without axes).
+    pub fn cells(&self) -> u64 {
+        self.axes.iter().map(|a| a.values.len() as u64).product()
+    }
+
+    /// Number of runs: cells times reps.
+    pub fn runs(&self) -> u64 {
+        self.cells() * u64::from(self.reps)
+    }
+
+    fn check_size(&self) -> Result<(), SpecError> {
+        let mut runs = u64::from(self.reps);
+        for axis in &self.axes {
+            runs =
+                runs.checked_mul(axis.values.len() as u64).filter(|r| *r <= 1 << 40).ok_or_else(
+                    || SpecError::TooManyRuns { key: axis.key.clone(), count: axis.values.len() },
+                )?;
+        }
+        Ok(())
+    }
+
+    /// A hash of everything that decides the runs and their results: the parsed spec (not its
+    /// comments or layout) and the base scenario's text. A run folder records it, so a resume
+    /// or a merge with a different spec is refused.
+    pub fn hash(&self) -> String {
+        let mut h = Fnv1a::new();
+        h.field("base", &self.base_as_written);
+        h.field("base_text", &self.base_text);
+        h.field("reps", &self.reps.to_string());
+        h.field("baseline", &self.baseline.to_string());
+        for s in &self.set {
+            h.field("set", s);
+        }
+        for axis in &self.axes {
+            h.field("axis", &axis.key);
+            for v in &axis.values {
+                h.field("value", &v.to_toml());
+            }
+        }
+        h.hex()
+    }
+}
+
+fn wrong_type(key: &str, expected: &'static str, found: &Value) -> SpecError {
+    SpecError::WrongType { key: key.to_string(), expected, found: found.type_str().to_string() }
+}
+
+/// The base path next to the spec if it exists there, else as given (the current directory).
+fn resolve_base(base: &str, dir: &Path) -> Result<PathBuf, SpecError> {
+    let given = Path::new(base);
+    if given.is_absolute() {
+        return Ok(given.to_path_buf());
+    }
+    let beside_spec = dir.join(given);
+    if beside_spec.is_file() {
+        return Ok(beside_spec);
+    }
+    if given.is_file() {
+        return Ok(given.to_path_buf());
+    }
+    let in_cwd = std::env::current_dir().map(|d| d.join(given)).unwrap_or(given.to_path_buf());
+    Err(SpecError::BaseNotFound { base: base.to_string(), beside_spec, in_cwd })
+}
+
+/// The position in the text of every leaf key of a section, by its dotted name.
+fn section_order(spanned: &toml::Spanned<DeTable<'_>>, section: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let table = spanned.get_ref().iter().find(|(k, _)| k.get_ref() == section);
+    if let Some((_, v)) = table {
+        if let DeValue::Table(t) = v.get_ref() {
+            leaf_positions(t, "", &mut out);
+        }
+    }
+    out
+}
+
+fn leaf_positions(t: &DeTable<'_>, prefix: &str, out: &mut Vec<(String, usize)>) {
+    for (k, v) in t {
+        let name = join(prefix, k.get_ref());
+        match v.get_ref() {
+            DeValue::Table(inner) => leaf_positions(inner, &name, out),
+            _ => out.push((name, k.span().start)),
+        }
+    }
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// Flattens a section into (dotted key, value) in the order the keys are written.
+fn flatten(
+    section: &'static str,
+    t: &Table,
+    order: &[(String, usize)],
+) -> Result<Vec<(String, Value)>, SpecError> {
+    let mut leaves = Vec::new();
+    flatten_into(t, "", &mut leaves);
+    let mut seen = std::collections::HashSet::new();
+    for (k, _) in &leaves {
+        if !seen.insert(k.clone()) {
+            return Err(SpecError::DuplicateKey { section, key: k.clone() });
+        }
+    }
+    let position = |k: &str| order.iter().find(|(name, _)| name == k).map_or(usize::MAX, |p| p.1);
+    leaves.sort_by_key(|(k, _)| position(k));
+    Ok(leaves)
+}
+
+fn flatten_into(t: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
+    for (k, v) in t {
+        let name = join(prefix, k);
+        match v {
+            Value::Table(inner) => flatten_into(inner, &name, out),
+            other => out.push((name, other.clone())),
+        }
+    }
+}
+
+fn set_overrides(t: &Table, order: Vec<(String, usize)>) -> Result<Vec<String>, SpecError> {
+    flatten("set", t, &order)?
+        .into_iter()
+        .map(|(key, value)| {
+            if let Value::Datetime(_) = value {
+                return Err(SpecError::DatetimeValue { key });
+            }
+            Ok(format!("{key}={value}"))
+        })
+        .collect()
+}
+
+fn axes(t: &Table, order: Vec<(String, usize)>) -> Result<Vec<Axis>, SpecError> {
+    flatten("axes", t, &order)?
+        .into_iter()
+        .map(|(key, value)| {
+            let Value::Array(items) = value else {
+                return Err(wrong_type(&format!("axes.{key}"), "an array of values", &value));
+            };
+            if items.is_empty() {
+                return Err(SpecError::EmptyAxis { key });
+            }
+            let values = items
+                .into_iter()
+                .enumerate()
+                .map(|(index, v)| match v {
+                    Value::Integer(i) => Ok(AxisValue::Int(i)),
+                    Value::Float(f) => Ok(AxisValue::Float(f)),
+                    Value::Boolean(b) => Ok(AxisValue::Bool(b)),
+                    Value::String(s) => Ok(AxisValue::Str(s)),
+                    other => Err(SpecError::NonScalarAxisValue {
+                        key: key.clone(),
+                        index,
+                        found: other.type_str().to_string(),
+                    }),
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(Axis { key, values })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses `text` with a base file that exists (this crate's Cargo.toml stands in for it:
+    /// the spec only reads the base's text, the scenario loader parses it).
+    fn parse(text: &str) -> Result<Spec, SpecError> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        Spec::parse(&format!("base = \"Cargo.toml\"\n{text}"), Path::new("spec.toml"), dir)
+    }
+
+    #[test]
+    fn full_spec_parses_in_written_order() {
+        let s = parse(
+            r#"
+            reps = 3
+            baseline = true
+            [set]
+            "e2e.bytes" = 20000000
+            "sim.max_time_s" = 60.5
+            [axes]
+            "tunnel.scheduler" = ["cpf", "srtt"]
+            "e2e.cc" = ["cubic", "bbr"]
+            "keys" = ["", "SHORT+NEAR"]
+            "#,
+        )
+        .unwrap();
+        assert_eq!(s.reps, 3);
+        assert!(s.baseline);
+        assert_eq!(s.set, ["e2e.bytes=20000000", "sim.max_time_s=60.5"]);
+        let keys: Vec<&str> = s.axes.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(keys, ["tunnel.scheduler", "e2e.cc", "keys"]);
+        assert_eq!(
+            s.axes[2].values,
+            [AxisValue::Str(String::new()), AxisValue::Str("SHORT+NEAR".into())]
+        );
+        assert_eq!(s.cells(), 8);
+        assert_eq!(s.runs(), 24);
+    }
+
+    #[test]
+    fn unquoted_dotted_keys_mean_the_same_and_keep_their_order() {
+        let s = parse(
+            r#"
+            [set]
+            e2e.bytes = 2000000
+            [axes]
+            tunnel.scheduler = ["cpf"]
+            e2e.cc = ["cubic"]
+            tunnel.cc = ["bbr"]
+            "#,
+        )
+        .unwrap();
+        assert_eq!(s.set, ["e2e.bytes=2000000"]);
+        let keys: Vec<&str> = s.axes.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(keys, ["tunnel.scheduler", "e2e.cc", "tunnel.cc"]);
+    }
+
+    #[test]
+    fn axis_values_become_faithful_override_text() {
+        let s = parse(r#"axes.x = [1, 0.5, 1e300, true, "60", "", "a \"b\""]"#).unwrap();
+        let text: Vec<String> = s.axes[0].values.iter().map(AxisValue::to_toml).collect();
+        for (t, v) in text.iter().zip(&s.axes[0].values) {
+            let back = braid_sim::scenario::overrides::Override::parse(&format!("x={t}")).unwrap();
+            assert_eq!(back.value, v.to_value(), "{t}");
+        }
+        assert_eq!(text[4], "\"60\"");
+    }
+
+    #[test]
+    fn defaults_without_reps_baseline_and_axes() {
+        let s = parse("").unwrap();
+        assert_eq!((s.reps, s.baseline, s.cells(), s.runs()), (1, false, 1, 1));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cases = [
+            ("rep = 3", "unknown key \"rep\""),
+            ("reps = 0", "reps = 0 is out of range; must be in 1..=1000"),
+            ("reps = 1001", "1..=1000"),
+            ("reps = \"3\"", "reps must be an integer, found string"),
+            ("baseline = 1", "baseline must be true or false"),
+            ("axes.\"e2e.cc\" = []", "axes.e2e.cc has no values"),
+            ("axes.\"e2e.cc\" = \"bbr\"", "axes.e2e.cc must be an array of values, found string"),
+            ("axes.x = [[1]]", "axes.x[0] is a array"),
+            ("axes.x = [1, {a = 1}]", "axes.x[1] is a table"),
+            ("set = 3", "set must be a table"),
+            ("[set]\n\"e2e.bytes\" = 1\ne2e.bytes = 2", "set.e2e.bytes is given twice"),
+            ("reps = ", "TOML syntax error"),
+        ];
+        for (text, want) in cases {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn missing_base_and_base_not_found() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let err = Spec::parse("reps = 1", Path::new("s.toml"), dir).unwrap_err();
+        assert_eq!(err, SpecError::MissingBase);
+        let err = Spec::parse("base = \"nope.toml\"", Path::new("s.toml"), dir).unwrap_err();
+        assert!(matches!(err, SpecError::BaseNotFound { .. }), "{err}");
+        assert!(err.to_string().contains("next to the spec"), "{err}");
+    }
+
+    #[test]
+    fn hash_ignores_layout_and_sees_values() {
+        let a = parse("reps = 2\n[axes]\nx = [1, 2]").unwrap();
+        let b = parse("# comment\nreps   = 2\n[axes]\n\"x\" = [1,2]").unwrap();
+        let c = parse("reps = 2\n[axes]\nx = [1, 3]").unwrap();
+        assert_eq!(a.hash(), b.hash());
+        assert_ne!(a.hash(), c.hash());
+    }
+}
