@@ -587,8 +587,8 @@ PAPER_SERIES = {
 
 
 class _Page:
-    def __init__(self, out_dir, fig_dir, strict):
-        self.out_dir, self.fig_dir, self.strict = out_dir, fig_dir, strict
+    def __init__(self, out_dir, fig_dir, strict, dpi=None):
+        self.out_dir, self.fig_dir, self.strict, self.dpi = out_dir, fig_dir, strict, dpi
         self.items = []  # ("figure", name, title, caption) | ("table", title, html, caption) | ("skip", title, why)
 
     def figure(self, name, title, draw, caption):
@@ -602,8 +602,11 @@ class _Page:
             return None
         os.makedirs(self.fig_dir, exist_ok=True)
         path = os.path.join(self.fig_dir, name)
-        fig.savefig(path)
-        plt.close(fig)
+        try:
+            with style.context():
+                fig.savefig(path, **({"dpi": self.dpi} if self.dpi else {}))
+        finally:
+            plt.close(fig)
         self.items.append(("figure", os.path.relpath(path, self.out_dir), title, caption() if callable(caption) else caption))
         return path
 
@@ -677,7 +680,7 @@ class _Page:
 
 def _runs_facts(df):
     """A sentence on how many runs, repetitions and bytes a table holds."""
-    facts = [f"{len(df)} runs"]
+    facts = [f"The table holds {len(df)} runs"]
     if "status" in df.columns:
         failed = int((df["status"].astype(str) != "ok").sum())
         if failed:
@@ -711,17 +714,18 @@ def _combination_figure(combination):
     return None
 
 
-def nested_cc(directory, *, out_dir=None, strict=False):
+def nested_cc(directory, *, out_dir=None, strict=False, dpi=None):
     """Draw every figure of the nested-cc reproduction that `directory`'s files allow.
 
     Figures go to `directory`/figures/*.png and the page to `directory`/index.html (or
     under `out_dir`). A figure whose input is missing or unusable is listed as not drawn;
-    strict=True raises on anything but a missing file instead. Returns the page's path.
+    strict=True raises on anything but a missing file instead. dpi: of the PNGs (default
+    `braid.style.RC["savefig.dpi"]`). Returns the page's path.
     """
     directory = os.fspath(directory)
     out_dir = os.fspath(out_dir or directory)
     os.makedirs(out_dir, exist_ok=True)
-    page = _Page(out_dir, os.path.join(out_dir, "figures"), strict)
+    page = _Page(out_dir, os.path.join(out_dir, "figures"), strict, dpi)
 
     def table(name):
         return load_sweep(os.path.join(directory, name))
@@ -755,7 +759,8 @@ def nested_cc(directory, *, out_dir=None, strict=False):
                 lambda: bars_relative_dlct_by_scenario(matrix, arrange="combination"),
                 lambda: "Relative DLCT for each Table 2 scenario (keys; default = Table 1), one panel per "
                 "E2E/tunnel combination, bars per scheduler, mean and one standard deviation over repetitions. "
-                "The paper shows CPF only and highlights RTT pairs; here both schedulers are drawn side by side. "
+                "The paper's Figure 10 is drawn for its default scheduler (CPF) and highlights pairs of scenarios "
+                "that differ in RTT; here every scheduler in the sweep is drawn side by side. "
                 + _runs_facts(matrix),
             )
             page.figure(
@@ -892,10 +897,11 @@ def main(argv=None):
     nested.add_argument("dir", help="the folder braid reproduce wrote")
     nested.add_argument("--out", help="write figures/ and index.html here instead of DIR")
     nested.add_argument("--strict", action="store_true", help="fail on a figure that cannot be drawn")
+    nested.add_argument("--dpi", type=int, help=f"resolution of the PNGs (default {style.RC['savefig.dpi']})")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.dir):
         parser.error(f"no folder {args.dir}")
-    page = nested_cc(args.dir, out_dir=args.out, strict=args.strict)
+    page = nested_cc(args.dir, out_dir=args.out, strict=args.strict, dpi=args.dpi)
     print(page)
     return 0
 

@@ -51,8 +51,7 @@ CONTOUR_CMAP = "RdBu"
 
 RC = {
     "figure.dpi": 100,
-    "savefig.dpi": 150,
-    "savefig.bbox": "tight",
+    "savefig.dpi": 150,  # the page's PNGs (figures use constrained layout: no "tight" bbox pass)
     "font.size": 11,
     "axes.titlesize": 12,
     "axes.labelsize": 11,
