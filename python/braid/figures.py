@@ -556,7 +556,10 @@ def contour(
             a.set_xlabel("End-to-end RTT (ms)")
             a.set_ylabel("Tunnel share of the RTT (%)")
             a.grid(False)
-            name = ", ".join(_display(c, v) for c, v in zip(by, keyvals))
+            name = ", ".join(
+                _display(c, v) if c in ("combination", "tunnel.scheduler", "keys", "scenario") else f"{c} = {v}"
+                for c, v in zip(by, keyvals)
+            )
             if name:
                 a.set_title(name)
         fig.colorbar(mappable, ax=axes, label=label, shrink=0.9)
@@ -694,6 +697,24 @@ def _runs_facts(df):
     return "; ".join(facts) + "."
 
 
+# Axis columns the page knows; any other axis of the contour table (a buffer size, an
+# asymmetry: the paper's Figures 8c and 9d) becomes one more panel dimension, never pooled.
+_KNOWN_AXES = {
+    "point", "e2e_rtt_ms", "tunnel_share", "server_link.rtt_ms", "paths.0.rtt_ms", "paths.1.rtt_ms",
+    "combination", "e2e.cc", "tunnel.cc", "tunnel.reorder", "tunnel.reliability", "tunnel.scheduler",
+}
+
+
+def _extra_axes(df):
+    """Axis columns (between `run_id` and `rep`, as `braid sweep` writes them) not in
+    _KNOWN_AXES that take more than one value."""
+    cols = list(df.columns)
+    if "rep" not in cols:
+        return []
+    start = cols.index("run_id") + 1 if "run_id" in cols else 0
+    return [c for c in cols[start : cols.index("rep")] if c not in _KNOWN_AXES and df[c].nunique(dropna=False) > 1]
+
+
 def _series_group(label):
     m = re.match(r"^fig(?:ure)?[-_ ]?0*(\d+)([a-z]?)(?=$|[-_/ .])", str(label), re.IGNORECASE)
     return (m.group(1), m.group(2).lower()) if m else (None, "")
@@ -809,6 +830,7 @@ def nested_cc(directory, *, out_dir=None, strict=False, dpi=None):
         page.skip("Figures 5, 8b-c, 9c-d: contours", str(err))
     if grid is not None:
         grid = with_combination(grid)
+        by = ["combination", "tunnel.scheduler"] + _extra_axes(grid)
         by_fig = {}
         for combo in _ordered_unique(grid["combination"]):
             by_fig.setdefault(_combination_figure(combo), []).append(combo)
@@ -823,14 +845,14 @@ def nested_cc(directory, *, out_dir=None, strict=False, dpi=None):
                 continue
             sub = grid[grid["combination"].isin(by_fig[key])]
             name, title = captions[key]
-            page.figure(name, title, lambda sub=sub: contour(sub, "goodput_mbps"), _contour_caption(sub, "goodput"))
+            page.figure(name, title, lambda sub=sub: contour(sub, "goodput_mbps", by=by), _contour_caption(sub, "goodput"))
         if "goodput_mbps" not in grid.columns:
             page.skip("Contours of goodput", "the contour table has no goodput_mbps column")
         if "relative_dlct" in grid.columns:
             page.figure(
                 "contour_relative_dlct.png",
                 "Relative DLCT over E2E RTT and tunnel share, every combination",
-                lambda: contour(grid, "relative_dlct"),
+                lambda: contour(grid, "relative_dlct", by=by),
                 _contour_caption(grid, "DLCT relative to the single-path download (blue = faster, below 100%)"),
             )
 

@@ -325,3 +325,19 @@ def test_module_entry_point_and_light_package(tmp_path):
                          check=True, env=env, capture_output=True, text=True)
     assert out.stdout.strip() == str(tmp_path / "index.html")
     assert "skipped" in out.stderr
+
+
+def test_cli_contour_panels_per_extra_axis(tmp_path):
+    # a buffer-size axis in the contour table (Figure 8c's rows) is a panel each, not pooled
+    a, b = contour_df(points=12, combos=("cubic/bbr",)), contour_df(points=12, combos=("cubic/bbr",))
+    a.insert(1, "paths.0.buffer_pkts", 250)
+    b.insert(1, "paths.0.buffer_pkts", 1000)
+    both = pd.concat([a, b], ignore_index=True)
+    both["goodput_mbps"] += np.where(both["paths.0.buffer_pkts"] == 250, -30.0, 0.0)
+    os.makedirs(tmp_path / "contour")
+    both.to_parquet(tmp_path / "contour" / "runs.parquet", index=False)
+    assert figures._extra_axes(both) == ["paths.0.buffer_pkts"]
+    fig = figures.contour(both, by=["combination", "tunnel.scheduler"] + figures._extra_axes(both))
+    assert [a.get_title() for a in visible_axes(fig)] == ["cubic/bbr, CPF, paths.0.buffer_pkts = 250", "cubic/bbr, CPF, paths.0.buffer_pkts = 1000"]
+    figures.nested_cc(tmp_path, strict=True, dpi=50)
+    assert os.path.exists(tmp_path / "figures" / "fig08_contour_goodput.png")
