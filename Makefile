@@ -10,12 +10,13 @@ demo:
 	./target/release/braid demo scenarios/default.toml
 
 # The whole test suite: formatting, import cycles, lints, unit, property and scenario tests, docs.
-test: deps
+test: deps python
 	$(CARGO) fmt --all -- --check
 	python3 scripts/import_cycles.py
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --quiet
+	.venv/bin/python -m pytest -q python/tests
 
 # System tools the namespace tests need that a bare CI machine lacks: nft (the NAT rebinding
 # test). Installed only when missing and only as root (the namespace tests need root anyway).
@@ -33,3 +34,15 @@ bench:
 
 build:
 	$(CARGO) build --release -p braid
+
+# The figures module's Python (python/requirements.txt) in .venv at the repository root.
+# Installs once, again only when the requirements change; quiet unless pip fails.
+.PHONY: python
+python: .venv/.requirements.installed
+	@:
+
+.venv/.requirements.installed: python/requirements.txt
+	@test -x .venv/bin/python || python3 -m venv .venv
+	@out=$$(.venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements.txt 2>&1) || \
+		{ echo "$$out" >&2; exit 1; }
+	@touch $@
