@@ -10,6 +10,7 @@
 //!
 //! The library has no command-line code, so other front ends (a Python binding) can reuse it.
 
+pub mod axis;
 pub mod baseline;
 pub mod engine;
 pub mod flatten;
@@ -43,6 +44,8 @@ pub enum SweepError {
     Spec(#[from] SpecError),
     #[error("the scenario of the cell with --set {overrides} does not load: {source}")]
     Cell { overrides: String, source: braid_sim::scenario::ScenarioError },
+    #[error("axes.{axis}[{index}] (label {label}) does not load: {source}")]
+    Entry { axis: String, index: usize, label: String, source: braid_sim::scenario::ScenarioError },
     #[error(transparent)]
     OutDir(#[from] outdir::OutDirError),
     #[error("run journal: {0}")]
