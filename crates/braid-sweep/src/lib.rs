@@ -19,6 +19,7 @@ pub mod journal;
 pub mod outdir;
 pub mod parquet_out;
 pub mod plan;
+pub mod points;
 pub mod progress;
 pub mod runner;
 pub mod spec;
