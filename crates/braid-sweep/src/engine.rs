@@ -72,7 +72,7 @@ pub fn check_cells(spec: &Spec) -> Result<(), SweepError> {
             axis: axis.key.clone(),
             index: i,
             label: axis.values[i].to_toml(),
-            source,
+            source: Box::new(source),
         },
         (e, _) => e,
     };

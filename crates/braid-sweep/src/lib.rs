@@ -46,7 +46,12 @@ pub enum SweepError {
     #[error("the scenario of the cell with --set {overrides} does not load: {source}")]
     Cell { overrides: String, source: braid_sim::scenario::ScenarioError },
     #[error("axes.{axis}[{index}] (label {label}) does not load: {source}")]
-    Entry { axis: String, index: usize, label: String, source: braid_sim::scenario::ScenarioError },
+    Entry {
+        axis: String,
+        index: usize,
+        label: String,
+        source: Box<braid_sim::scenario::ScenarioError>,
+    },
     #[error(transparent)]
     OutDir(#[from] outdir::OutDirError),
     #[error("run journal: {0}")]
