@@ -93,9 +93,10 @@ pub const SCENARIO_NOTE: &str = "Figure 10 of Pieska et al. 2024 averages 10 rep
 packets, both paths), ASYM (path RTT difference), NEAR and DIST (proxy near or far from the user) \
 and CDL0/CDL1 (CoDel off/on), each paired with its opposite, without listing the 15. Read here as: \
 the default (Table 1), SHORT, LONG, SHORT+NEAR, SHORT+DIST, LONG+NEAR, LONG+DIST, BUF250, BUF500, \
-BUF1000, CDL0, CDL1, ASYM0, ASYM40, ASYM200. BUF500 and CDL0 restate Table 1's default (500-packet \
-buffers, no AQM), so with the same seeds they repeat the default's runs; they are kept so that \
-each pair of Figure 10 has both members and the mean weighs the scenarios as the paper's 15.";
+BUF1000, CDL0, CDL1, ASYM0, ASYM40, ASYM200. SHORT (RTTs 20/20/40 ms), BUF500 and CDL0 restate \
+Table 1's default (500-packet buffers, no AQM), so with the same seeds they repeat the default's \
+runs; they are kept so that each pair of Figure 10 has both members and the mean weighs the \
+scenarios as the paper's 15 do.";
 
 /// The combinations of the contour figures.
 pub const CONTOUR_COMBINATIONS: &[&str] =

@@ -19,10 +19,34 @@
 
 use toml::{Table, Value};
 
-use crate::spec::SpecError;
-
 /// The key of a table axis entry that names it; every other key is an override.
 pub const LABEL: &str = "label";
+
+/// Why an axis was refused; each names the axis and, for an entry, its index.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AxisError {
+    #[error("axes.{key} has no values; give at least one")]
+    EmptyAxis { key: String },
+    #[error(
+        "axes.{key}[{index}] is a {found}; axis values must be strings, integers, floats or booleans"
+    )]
+    NonScalarAxisValue { key: String, index: usize, found: String },
+    #[error("axes.{key} cannot be a table axis: {reason}")]
+    TableAxisName { key: String, reason: String },
+    #[error(
+        "axes.{key}[{index}] is a {found}; the entries of a table axis (its first is a table) \
+         must all be inline tables"
+    )]
+    NotATableEntry { key: String, index: usize, found: String },
+    #[error("axes.{key}[{index}] has no `label`; give each entry of a table axis a unique label")]
+    MissingLabel { key: String, index: usize },
+    #[error(
+        "axes.{key}[{index}] has the label {label} of axes.{key}[{first}]; labels must be unique"
+    )]
+    DuplicateLabel { key: String, index: usize, first: usize, label: String },
+    #[error("axes.{key}[{index}].{field} {problem}")]
+    Entry { key: String, index: usize, field: String, problem: String },
+}
 
 /// One value of an axis: a TOML scalar.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,9 +143,9 @@ impl Axis {
         key: String,
         items: Vec<Value>,
         entry_order: impl Fn(usize) -> Vec<(String, usize)>,
-    ) -> Result<Axis, SpecError> {
+    ) -> Result<Axis, AxisError> {
         if items.is_empty() {
-            return Err(SpecError::EmptyAxis { key });
+            return Err(AxisError::EmptyAxis { key });
         }
         if matches!(items[0], Value::Table(_)) {
             return table_axis(key, items, entry_order);
@@ -130,7 +154,7 @@ impl Axis {
             .into_iter()
             .enumerate()
             .map(|(index, v)| {
-                AxisValue::from_value(v).map_err(|found| SpecError::NonScalarAxisValue {
+                AxisValue::from_value(v).map_err(|found| AxisError::NonScalarAxisValue {
                     key: key.clone(),
                     index,
                     found,
@@ -152,9 +176,9 @@ fn table_axis(
     key: String,
     items: Vec<Value>,
     entry_order: impl Fn(usize) -> Vec<(String, usize)>,
-) -> Result<Axis, SpecError> {
+) -> Result<Axis, AxisError> {
     let name_error =
-        |reason: &str| SpecError::TableAxisName { key: key.clone(), reason: reason.into() };
+        |reason: &str| AxisError::TableAxisName { key: key.clone(), reason: reason.into() };
     if key.contains('.') {
         return Err(name_error("it is a dotted key; name a table axis with a plain name"));
     }
@@ -164,14 +188,14 @@ fn table_axis(
     let mut labels: Vec<AxisValue> = Vec::with_capacity(items.len());
     let mut tables = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
-        let entry_error = |field: &str, problem: String| SpecError::AxisEntry {
+        let entry_error = |field: &str, problem: String| AxisError::Entry {
             key: key.clone(),
             index,
             field: field.to_string(),
             problem,
         };
         let Value::Table(t) = item else {
-            return Err(SpecError::NotATableEntry {
+            return Err(AxisError::NotATableEntry {
                 key: key.clone(),
                 index,
                 found: item.type_str().to_string(),
@@ -206,9 +230,9 @@ fn table_axis(
             .map_err(|e| entry_error(&field, format!("is not an override key: {e}")))?;
             overrides.push((field, scalar));
         }
-        let label = label.ok_or_else(|| SpecError::MissingLabel { key: key.clone(), index })?;
+        let label = label.ok_or_else(|| AxisError::MissingLabel { key: key.clone(), index })?;
         if let Some(first) = labels.iter().position(|l| *l == label) {
-            return Err(SpecError::DuplicateLabel {
+            return Err(AxisError::DuplicateLabel {
                 key: key.clone(),
                 index,
                 first,
@@ -237,7 +261,7 @@ fn flatten_entry(t: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
 mod tests {
     use super::*;
 
-    fn axis(key: &str, text: &str) -> Result<Axis, SpecError> {
+    fn axis(key: &str, text: &str) -> Result<Axis, AxisError> {
         let table: Table = format!("a = {text}").parse().unwrap();
         let Some(Value::Array(items)) = table.get("a").cloned() else { panic!("{text}") };
         Axis::parse(key.to_string(), items, |_| Vec::new())

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::{Table, Value};
 
-pub use crate::axis::{Axis, AxisValue};
+pub use crate::axis::{Axis, AxisError, AxisValue};
 use crate::hash::Fnv1a;
 
 /// Most repetitions a spec may ask for.
@@ -53,12 +53,6 @@ pub enum SpecError {
         beside_spec.display(), in_cwd.display()
     )]
     BaseNotFound { base: String, beside_spec: PathBuf, in_cwd: PathBuf },
-    #[error("axes.{key} has no values; give at least one")]
-    EmptyAxis { key: String },
-    #[error(
-        "axes.{key}[{index}] is a {found}; axis values must be strings, integers, floats or booleans"
-    )]
-    NonScalarAxisValue { key: String, index: usize, found: String },
     #[error(
         "set.{key} is a datetime; values must be strings, numbers, booleans, arrays or tables"
     )]
@@ -67,21 +61,6 @@ pub enum SpecError {
         "{section}.{key} is given twice (once as a quoted dotted key, once as a nested table)"
     )]
     DuplicateKey { section: &'static str, key: String },
-    #[error("axes.{key} cannot be a table axis: {reason}")]
-    TableAxisName { key: String, reason: String },
-    #[error(
-        "axes.{key}[{index}] is a {found}; the entries of a table axis (its first is a table) \
-         must all be inline tables"
-    )]
-    NotATableEntry { key: String, index: usize, found: String },
-    #[error("axes.{key}[{index}] has no `label`; give each entry of a table axis a unique label")]
-    MissingLabel { key: String, index: usize },
-    #[error(
-        "axes.{key}[{index}] has the label {label} of axes.{key}[{first}]; labels must be unique"
-    )]
-    DuplicateLabel { key: String, index: usize, first: usize, label: String },
-    #[error("axes.{key}[{index}].{field} {problem}")]
-    AxisEntry { key: String, index: usize, field: String, problem: String },
     #[error(
         "axes.{key}[{index}] sets {field}, which is also the column of axis {other}; each \
          scenario key may be swept by one axis only"
@@ -89,6 +68,8 @@ pub enum SpecError {
     ColumnClash { key: String, index: usize, field: String, other: String },
     #[error("axes.{key} has {count} values and the cross product of the axes is too large")]
     TooManyRuns { key: String, count: usize },
+    #[error(transparent)]
+    Axis(#[from] AxisError),
 }
 
 /// A validated sweep spec.
@@ -331,7 +312,7 @@ fn axes(
                 return Err(wrong_type(&format!("axes.{key}"), "an array of values", &value));
             };
             let entry_order = |i: usize| entry_positions(spanned, &key, i);
-            Axis::parse(key.clone(), items, entry_order)
+            Axis::parse(key.clone(), items, entry_order).map_err(SpecError::from)
         })
         .collect::<Result<Vec<_>, _>>()?;
     check_columns(&axes)?;
