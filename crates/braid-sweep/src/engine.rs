@@ -67,12 +67,25 @@ pub fn check_cells(spec: &Spec) -> Result<(), SweepError> {
             .map(drop)
             .map_err(|source| SweepError::Cell { overrides: overrides.join(" "), source })
     };
-    load(&first)?;
+    let named = |a: usize, i: usize, e: SweepError| match (e, &spec.axes[a]) {
+        (SweepError::Cell { source, .. }, axis) if axis.tables.is_some() => SweepError::Entry {
+            axis: axis.key.clone(),
+            index: i,
+            label: axis.values[i].to_toml(),
+            source: Box::new(source),
+        },
+        (e, _) => e,
+    };
+    load(&first).map_err(|e| match spec.axes.iter().position(|a| a.tables.is_some()) {
+        // With one axis, the first cell is that axis's first entry (and [set]).
+        Some(a) if spec.axes.len() == 1 => named(a, 0, e),
+        _ => e,
+    })?;
     for (a, axis) in spec.axes.iter().enumerate() {
         for i in 1..axis.values.len() {
             let mut key = first.clone();
             key.value_index[a] = i;
-            load(&key)?;
+            load(&key).map_err(|e| named(a, i, e))?;
         }
     }
     Ok(())
@@ -270,6 +283,17 @@ mod tests {
             let Scalar::Float(got) = relative[id as usize] else { unreachable!() };
             assert_eq!(got.to_bits(), want.to_bits(), "run {id}");
         }
+    }
+
+    #[test]
+    fn a_table_entry_that_does_not_load_is_named() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text = "base = \"scenarios/default.toml\"\n[axes]\nc = [{ label = \"ok\", \"e2e.cc\" = \"bbr\" }, \
+                    { label = \"bad\", \"tunnel.nope\" = 1 }]\nseed = [1, 2]\n";
+        let spec = Spec::parse(text, &repo.join("spec.toml"), &repo).unwrap();
+        let err = check_cells(&spec).unwrap_err().to_string();
+        assert!(err.starts_with("axes.c[1] (label \"bad\") does not load"), "{err}");
+        assert!(err.contains("tunnel.nope"), "{err}");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //!
 //! The library has no command-line code, so other front ends (a Python binding) can reuse it.
 
+pub mod axis;
 pub mod baseline;
 pub mod engine;
 pub mod flatten;
@@ -18,6 +19,7 @@ pub mod journal;
 pub mod outdir;
 pub mod parquet_out;
 pub mod plan;
+pub mod points;
 pub mod progress;
 pub mod runner;
 pub mod spec;
@@ -43,6 +45,13 @@ pub enum SweepError {
     Spec(#[from] SpecError),
     #[error("the scenario of the cell with --set {overrides} does not load: {source}")]
     Cell { overrides: String, source: braid_sim::scenario::ScenarioError },
+    #[error("axes.{axis}[{index}] (label {label}) does not load: {source}")]
+    Entry {
+        axis: String,
+        index: usize,
+        label: String,
+        source: Box<braid_sim::scenario::ScenarioError>,
+    },
     #[error(transparent)]
     OutDir(#[from] outdir::OutDirError),
     #[error("run journal: {0}")]

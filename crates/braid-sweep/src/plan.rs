@@ -33,14 +33,11 @@ pub fn run_key(spec: &Spec, id: u64) -> RunKey {
     RunKey { id, cell, value_index, rep }
 }
 
-/// The `--set` overrides of a run's cell: the spec's `[set]`, then one per axis.
+/// The `--set` overrides of a run's cell: the spec's `[set]`, then each axis's in axis order
+/// (one for a scalar axis, the entry's overrides for a table axis).
 pub fn cell_overrides(spec: &Spec, key: &RunKey) -> Vec<String> {
     let axes = spec.axes.iter().zip(&key.value_index);
-    spec.set
-        .iter()
-        .cloned()
-        .chain(axes.map(|(axis, &i)| format!("{}={}", axis.key, axis.values[i].to_toml())))
-        .collect()
+    spec.set.iter().cloned().chain(axes.flat_map(|(axis, &i)| axis.overrides(i))).collect()
 }
 
 /// The axis values of a run's cell, in axis order.
@@ -131,6 +128,26 @@ mod tests {
     fn set_comes_before_axes() {
         let s = spec("[set]\n\"e2e.bytes\" = 5\n[axes]\nkeys = [\"\", \"SHORT\"]");
         assert_eq!(cell_overrides(&s, &run_key(&s, 1)), ["e2e.bytes=5", "keys=\"SHORT\""]);
+    }
+
+    #[test]
+    fn table_axis_entries_apply_together_in_order() {
+        let s = spec(
+            "[axes]\nc = [{ label = \"p\", \"e2e.cc\" = \"bbr\", \"tunnel.cc\" = \"ccid5\" }, \
+             { label = \"q\", \"tunnel.cc\" = \"bbr\", \"e2e.cc\" = \"cubic\" }]\n\
+             \"tunnel.scheduler\" = [\"cpf\", \"srtt\"]",
+        );
+        assert_eq!(s.runs(), 4);
+        assert_eq!(
+            cell_overrides(&s, &run_key(&s, 1)),
+            ["e2e.cc=\"bbr\"", "tunnel.cc=\"ccid5\"", "tunnel.scheduler=\"srtt\""]
+        );
+        // Written order, not alphabetical.
+        assert_eq!(
+            cell_overrides(&s, &run_key(&s, 2)),
+            ["tunnel.cc=\"bbr\"", "e2e.cc=\"cubic\"", "tunnel.scheduler=\"cpf\""]
+        );
+        assert_eq!(cell_values(&s, &run_key(&s, 2))[0], &AxisValue::Str("q".into()));
     }
 
     #[test]

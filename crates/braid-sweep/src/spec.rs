@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::{Table, Value};
 
+pub use crate::axis::{Axis, AxisError, AxisValue};
 use crate::hash::Fnv1a;
 
 /// Most repetitions a spec may ask for.
@@ -52,12 +53,6 @@ pub enum SpecError {
         beside_spec.display(), in_cwd.display()
     )]
     BaseNotFound { base: String, beside_spec: PathBuf, in_cwd: PathBuf },
-    #[error("axes.{key} has no values; give at least one")]
-    EmptyAxis { key: String },
-    #[error(
-        "axes.{key}[{index}] is a {found}; axis values must be strings, integers, floats or booleans"
-    )]
-    NonScalarAxisValue { key: String, index: usize, found: String },
     #[error(
         "set.{key} is a datetime; values must be strings, numbers, booleans, arrays or tables"
     )]
@@ -66,41 +61,15 @@ pub enum SpecError {
         "{section}.{key} is given twice (once as a quoted dotted key, once as a nested table)"
     )]
     DuplicateKey { section: &'static str, key: String },
+    #[error(
+        "axes.{key}[{index}] sets {field}, which is also the column of axis {other}; each \
+         scenario key may be swept by one axis only"
+    )]
+    ColumnClash { key: String, index: usize, field: String, other: String },
     #[error("axes.{key} has {count} values and the cross product of the axes is too large")]
     TooManyRuns { key: String, count: usize },
-}
-
-/// One value of an axis: a TOML scalar.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AxisValue {
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-    Str(String),
-}
-
-impl AxisValue {
-    /// The value as TOML text, which the `--set` parser reads back to this very value (a
-    /// string is quoted, so `"60"` stays a string and `""` is the empty string).
-    pub fn to_toml(&self) -> String {
-        self.to_value().to_string()
-    }
-
-    fn to_value(&self) -> Value {
-        match self {
-            AxisValue::Int(v) => Value::Integer(*v),
-            AxisValue::Float(v) => Value::Float(*v),
-            AxisValue::Bool(v) => Value::Boolean(*v),
-            AxisValue::Str(v) => Value::String(v.clone()),
-        }
-    }
-}
-
-/// One axis: a dotted scenario key and the values it takes, in the order written.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Axis {
-    pub key: String,
-    pub values: Vec<AxisValue>,
+    #[error(transparent)]
+    Axis(#[from] AxisError),
 }
 
 /// A validated sweep spec.
@@ -169,7 +138,7 @@ impl Spec {
         };
         let axes = match table.get("axes") {
             None => Vec::new(),
-            Some(Value::Table(t)) => axes(t, section_order(&spanned, "axes"))?,
+            Some(Value::Table(t)) => axes(t, section_order(&spanned, "axes"), &spanned)?,
             Some(other) => return Err(wrong_type("axes", "a table of dotted keys", other)),
         };
         let base = resolve_base(&base_as_written, dir)?;
@@ -226,6 +195,13 @@ impl Spec {
             h.field("axis", &axis.key);
             for v in &axis.values {
                 h.field("value", &v.to_toml());
+            }
+            // A table axis's overrides; a scalar axis hashes as it did before table axes.
+            for entry in axis.tables.iter().flatten() {
+                h.field("entry", &entry.len().to_string());
+                for (k, v) in entry {
+                    h.field("override", &format!("{k}={}", v.to_toml()));
+                }
             }
         }
         h.hex()
@@ -324,34 +300,66 @@ fn set_overrides(t: &Table, order: Vec<(String, usize)>) -> Result<Vec<String>, 
         .collect()
 }
 
-fn axes(t: &Table, order: Vec<(String, usize)>) -> Result<Vec<Axis>, SpecError> {
-    flatten("axes", t, &order)?
+fn axes(
+    t: &Table,
+    order: Vec<(String, usize)>,
+    spanned: &toml::Spanned<DeTable<'_>>,
+) -> Result<Vec<Axis>, SpecError> {
+    let axes = flatten("axes", t, &order)?
         .into_iter()
         .map(|(key, value)| {
             let Value::Array(items) = value else {
                 return Err(wrong_type(&format!("axes.{key}"), "an array of values", &value));
             };
-            if items.is_empty() {
-                return Err(SpecError::EmptyAxis { key });
-            }
-            let values = items
-                .into_iter()
-                .enumerate()
-                .map(|(index, v)| match v {
-                    Value::Integer(i) => Ok(AxisValue::Int(i)),
-                    Value::Float(f) => Ok(AxisValue::Float(f)),
-                    Value::Boolean(b) => Ok(AxisValue::Bool(b)),
-                    Value::String(s) => Ok(AxisValue::Str(s)),
-                    other => Err(SpecError::NonScalarAxisValue {
-                        key: key.clone(),
-                        index,
-                        found: other.type_str().to_string(),
-                    }),
-                })
-                .collect::<Result<_, _>>()?;
-            Ok(Axis { key, values })
+            let entry_order = |i: usize| entry_positions(spanned, &key, i);
+            Axis::parse(key.clone(), items, entry_order).map_err(SpecError::from)
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    check_columns(&axes)?;
+    Ok(axes)
+}
+
+/// Every axis column (an axis's own, a table axis's override keys) has one axis: two axes
+/// setting one key would leave the table with two columns of one name.
+fn check_columns(axes: &[Axis]) -> Result<(), SpecError> {
+    for (a, axis) in axes.iter().enumerate() {
+        let Some(tables) = &axis.tables else { continue };
+        for (index, entry) in tables.iter().enumerate() {
+            for (field, _) in entry {
+                let other = axes.iter().enumerate().find(|(b, other)| {
+                    other.key == *field || (*b != a && other.override_keys().contains(field))
+                });
+                if let Some((_, other)) = other {
+                    return Err(SpecError::ColumnClash {
+                        key: axis.key.clone(),
+                        index,
+                        field: field.clone(),
+                        other: other.key.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The written position of each (dotted) key of entry `index` of table axis `axis`.
+fn entry_positions(
+    spanned: &toml::Spanned<DeTable<'_>>,
+    axis: &str,
+    index: usize,
+) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let section = spanned.get_ref().iter().find(|(k, _)| k.get_ref() == "axes");
+    let Some((_, section)) = section else { return out };
+    let DeValue::Table(section) = section.get_ref() else { return out };
+    let Some((_, items)) = section.iter().find(|(k, _)| k.get_ref() == axis) else { return out };
+    if let DeValue::Array(items) = items.get_ref() {
+        if let Some(DeValue::Table(entry)) = items.get(index).map(|v| v.get_ref()) {
+            leaf_positions(entry, "", &mut out);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -444,6 +452,15 @@ mod tests {
             ("set = 3", "set must be a table"),
             ("[set]\n\"e2e.bytes\" = 1\ne2e.bytes = 2", "set.e2e.bytes is given twice"),
             ("reps = ", "TOML syntax error"),
+            ("axes.c = [{ \"e2e.cc\" = \"bbr\" }]", "axes.c[0] has no `label`"),
+            (
+                "axes.c = [{ label = \"a\", \"e2e.cc\" = \"bbr\" }]\naxes.\"e2e.cc\" = [\"cubic\"]",
+                "axes.c[0] sets e2e.cc, which is also the column of axis e2e.cc",
+            ),
+            (
+                "axes.c = [{ label = 1, seed = 2 }]\naxes.d = [{ label = 1, seed = 3 }]",
+                "axes.c[0] sets seed, which is also the column of axis d",
+            ),
         ];
         for (text, want) in cases {
             let err = parse(text).unwrap_err().to_string();
@@ -459,6 +476,20 @@ mod tests {
         let err = Spec::parse("base = \"nope.toml\"", Path::new("s.toml"), dir).unwrap_err();
         assert!(matches!(err, SpecError::BaseNotFound { .. }), "{err}");
         assert!(err.to_string().contains("next to the spec"), "{err}");
+    }
+
+    #[test]
+    fn table_axis_entries_keep_their_written_key_order() {
+        let s = parse("[axes]\nc = [{ label = \"a\", z.y = 1, \"a.b\" = 2, m = 3 }]").unwrap();
+        assert_eq!(s.axes[0].overrides(0), ["z.y=1", "a.b=2", "m=3"]);
+        assert_eq!(s.axes[0].values, [AxisValue::Str("a".into())]);
+    }
+
+    #[test]
+    fn hash_sees_table_axis_overrides() {
+        let a = parse("[axes]\nc = [{ label = \"a\", seed = 1 }]").unwrap();
+        let b = parse("[axes]\nc = [{ label = \"a\", seed = 2 }]").unwrap();
+        assert_ne!(a.hash(), b.hash());
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The finished runs as typed columns, ready for Parquet.
 //!
-//! Columns, in order: `run_id`; one per axis, named by its dotted key; `rep`, `seed`; every
+//! Columns, in order: `run_id`; one per axis, named by its dotted key (a table axis: one named
+//! by the axis holding the entry's label, then one per override key); `rep`, `seed`; every
 //! field of the run's report flattened with dotted names (arrays by index) except `wall_s`;
 //! `status`, `error`, `braid_version`, `git_commit`, `scenario_hash`. A column whose name an
-//! axis already has (an axis over `seed` or `e2e.cc`) is renamed `result.<name>`.
+//! axis column already has (an axis over `seed` or `e2e.cc`) is renamed `result.<name>`.
 //!
 //! Types: an axis of integers is INT64, of numbers with a float among them DOUBLE, of
 //! booleans BOOLEAN, anything else UTF8 (non-strings written as TOML). A report field takes
@@ -14,8 +15,8 @@ use std::collections::{HashMap, HashSet};
 
 use crate::flatten::{flatten_json, Flat, Scalar};
 use crate::journal::Finished;
-use crate::plan::{cell_values, run_key};
-use crate::spec::{AxisValue, Spec};
+use crate::plan::run_key;
+use crate::spec::{Axis, AxisValue, Spec};
 
 /// A column's Parquet type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +76,15 @@ pub fn build(spec: &Spec, finished: &Finished) -> Result<Vec<Column>, TableError
             flatten_json(line).map_err(|e| TableError::Record { id, message: e.to_string() })?;
         rows.push((id, split(flat)));
     }
-    let axis_names: HashSet<&str> = spec.axes.iter().map(|a| a.key.as_str()).collect();
+    let axis_columns: Vec<(String, Vec<Option<&AxisValue>>)> =
+        spec.axes.iter().map(Axis::columns).collect::<Vec<_>>().into_iter().flatten().collect();
+    let owner: Vec<usize> = spec
+        .axes
+        .iter()
+        .enumerate()
+        .flat_map(|(a, axis)| std::iter::repeat_n(a, axis.columns().len()))
+        .collect();
+    let axis_names: HashSet<&str> = axis_columns.iter().map(|(n, _)| n.as_str()).collect();
     let name = |n: &str| {
         if axis_names.contains(n) {
             format!("result.{n}")
@@ -97,13 +106,15 @@ pub fn build(spec: &Spec, finished: &Finished) -> Result<Vec<Column>, TableError
         kind: Kind::Int64,
         values: rows.iter().map(|(id, _)| Scalar::Int(*id as i64)).collect(),
     }];
-    for (a, axis) in spec.axes.iter().enumerate() {
-        let kind = axis_kind(&axis.values);
-        let values = rows
+    let keys: Vec<_> = rows.iter().map(|(id, _)| run_key(spec, *id)).collect();
+    for ((name, per_value), &a) in axis_columns.iter().zip(&owner) {
+        let present: Vec<AxisValue> = per_value.iter().flatten().map(|v| (*v).clone()).collect();
+        let kind = axis_kind(&present);
+        let values = keys
             .iter()
-            .map(|(id, _)| axis_scalar(cell_values(spec, &run_key(spec, *id))[a], kind))
+            .map(|k| per_value[k.value_index[a]].map_or(Scalar::Null, |v| axis_scalar(v, kind)))
             .collect();
-        columns.push(Column { name: axis.key.clone(), kind, values });
+        columns.push(Column { name: name.clone(), kind, values });
     }
     columns.push(meta("rep", Kind::Int64));
     columns.push(meta("seed", Kind::Int64));
@@ -296,6 +307,43 @@ mod tests {
         assert_eq!(col("events").kind, Kind::Int64);
         assert_eq!(col("relative_dlct").kind, Kind::Double);
         assert_eq!(col("error").values, [Scalar::Str("boom".into()), Scalar::Null]);
+    }
+
+    #[test]
+    fn table_axis_columns_hold_labels_and_overrides() {
+        let s = spec(
+            "reps = 2\n[axes]\ncombination = [{ label = \"a\", \"e2e.cc\" = \"bbr\", \"tunnel.cc\" = \"ccid5\" }, \
+             { label = \"b\", \"e2e.cc\" = \"cubic\", \"e2e.bytes\" = 5 }]\n\"tunnel.scheduler\" = [\"cpf\", \"srtt\"]",
+        );
+        let mut report = braid_sim::Report::default();
+        report.e2e.cc = "bbr".into();
+        let mut finished = Finished::new();
+        for id in [0, 3, 5] {
+            finished.insert(id, record(id, Some(&report)));
+        }
+        let cols = build(&s, &finished).unwrap();
+        let names: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            &names[..7],
+            [
+                "run_id",
+                "combination",
+                "e2e.cc",
+                "tunnel.cc",
+                "e2e.bytes",
+                "tunnel.scheduler",
+                "rep"
+            ]
+        );
+        assert!(names.contains(&"result.e2e.cc"), "{names:?}");
+        let col = |n: &str| cols.iter().find(|c| c.name == n).unwrap();
+        let s_ = |v: &str| Scalar::Str(v.into());
+        assert_eq!(col("combination").values, [s_("a"), s_("a"), s_("b")]);
+        assert_eq!(col("e2e.cc").values, [s_("bbr"), s_("bbr"), s_("cubic")]);
+        assert_eq!(col("tunnel.cc").values, [s_("ccid5"), s_("ccid5"), Scalar::Null]);
+        assert_eq!(col("e2e.bytes").kind, Kind::Int64);
+        assert_eq!(col("e2e.bytes").values, [Scalar::Null, Scalar::Null, Scalar::Int(5)]);
+        assert_eq!(col("tunnel.scheduler").values, [s_("cpf"), s_("srtt"), s_("cpf")]);
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod lab;
 mod linkem;
 mod logging;
 mod output;
+mod reproduce;
 mod sweep;
 
 use anyhow::{Context, Result};
@@ -55,6 +56,8 @@ enum Command {
     /// Run a sweep spec (axes x reps) in-process into DIR/runs.parquet; resumable, shardable
     /// (docs/sweeps.md).
     Sweep(sweep::SweepArgs),
+    /// Reproduce a paper's experiments into DIR: `nested-cc` (Pieska et al. 2024), resumable.
+    Reproduce(reproduce::ReproduceArgs),
     /// The default scenario with CPF and SRTT for Cubic and BBR end to end, against the baseline.
     Demo {
         #[arg(default_value = "scenarios/default.toml")]
@@ -123,6 +126,7 @@ fn real_main() -> Result<()> {
             Ok(())
         }
         Command::Sweep(args) => sweep::run(args),
+        Command::Reproduce(args) => reproduce::run(args),
         Command::Demo { scenario } => demo(&scenario),
         Command::Bench { target: None, repeat } => bench(repeat.max(1)),
         Command::Bench { target: Some(BenchTarget::Tunnel(args)), .. } => bench_tunnel::run(args),

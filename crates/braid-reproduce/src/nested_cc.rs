@@ -1,0 +1,197 @@
+//! What `braid reproduce nested-cc` runs: the congestion-control combinations, scenarios and
+//! examples of Pieska et al. 2024, "Performance Impact of Nested Congestion Control on
+//! Transport-Layer Multipath Tunneling" (Future Internet 16, 233), as data.
+//!
+//! - [`COMBINATIONS`]: the 11 rows of Table 3, each run with CPF and SRTT ([`SCHEDULERS`]).
+//!   The paper's TCP tunnels (NewReno, BBR, BBRv2) are reliable and its DCCP tunnels (CCID2,
+//!   CCID5) unreliable (section 4: "the impact of having reliability over each tunnel path
+//!   (when using TCP)"); "static" is the static reordering wait, the others adaptive.
+//! - [`SCENARIOS`]: the 15 scenarios of Figure 10 (see [`SCENARIO_NOTE`]).
+//! - [`CONTOUR_COMBINATIONS`]: the combinations of the contour figures 5, 8b-c and 9c, all
+//!   with CPF (see [`CONTOUR_NOTE`]).
+//! - [`SERIES`]: the throughput-over-time examples of Figures 4, 8a and 9a.
+
+/// One end-to-end over tunnel congestion-control combination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Combination {
+    /// `e2e/tunnel`, with `-static` for the static reordering wait: the axis label.
+    pub label: &'static str,
+    /// `e2e.cc`: the server's congestion control.
+    pub e2e_cc: &'static str,
+    /// `tunnel.cc`: each tunnel path's congestion control.
+    pub tunnel_cc: &'static str,
+    /// `tunnel.reliability`: reliable for TCP-like tunnels, unreliable for DCCP ones.
+    pub reliability: &'static str,
+    /// `tunnel.reorder`: adaptive or static.
+    pub reorder: &'static str,
+}
+
+impl Combination {
+    /// The overrides this combination sets, as (dotted key, value).
+    pub fn overrides(&self) -> [(&'static str, &'static str); 4] {
+        [
+            ("e2e.cc", self.e2e_cc),
+            ("tunnel.cc", self.tunnel_cc),
+            ("tunnel.reliability", self.reliability),
+            ("tunnel.reorder", self.reorder),
+        ]
+    }
+}
+
+const fn combo(
+    label: &'static str,
+    e2e_cc: &'static str,
+    tunnel_cc: &'static str,
+    reorder: &'static str,
+) -> Combination {
+    // DCCP's CCIDs are unreliable; the TCP tunnels (NewReno, BBR, BBRv2) are reliable.
+    let dccp = matches!(tunnel_cc.as_bytes(), b"ccid2" | b"ccid5");
+    let reliability = if dccp { "unreliable" } else { "reliable" };
+    Combination { label, e2e_cc, tunnel_cc, reliability, reorder }
+}
+
+/// Table 3's combinations, in the order the paper lists them.
+pub const COMBINATIONS: &[Combination] = &[
+    combo("cubic/ccid5", "cubic", "ccid5", "adaptive"),
+    combo("cubic/bbr", "cubic", "bbr", "adaptive"),
+    combo("cubic/ccid2", "cubic", "ccid2", "adaptive"),
+    combo("cubic/newreno", "cubic", "newreno", "adaptive"),
+    combo("cubic/newreno-static", "cubic", "newreno", "static"),
+    combo("cubic/bbr2-static", "cubic", "bbr2", "static"),
+    combo("bbr/newreno", "bbr", "newreno", "adaptive"),
+    combo("bbr/ccid2", "bbr", "ccid2", "adaptive"),
+    combo("bbr/bbr", "bbr", "bbr", "adaptive"),
+    combo("bbr/ccid5", "bbr", "ccid5", "adaptive"),
+    combo("bbr/bbr2", "bbr", "bbr2", "adaptive"),
+];
+
+/// The schedulers of Table 3.
+pub const SCHEDULERS: &[&str] = &["cpf", "srtt"];
+
+/// The 15 scenarios of Figure 10, as Table 2 scenario keys ("" = Table 1's default).
+pub const SCENARIOS: &[&str] = &[
+    "",
+    "SHORT",
+    "LONG",
+    "SHORT+NEAR",
+    "SHORT+DIST",
+    "LONG+NEAR",
+    "LONG+DIST",
+    "BUF250",
+    "BUF500",
+    "BUF1000",
+    "CDL0",
+    "CDL1",
+    "ASYM0",
+    "ASYM40",
+    "ASYM200",
+];
+
+/// How [`SCENARIOS`] reads the paper; written into the output.
+pub const SCENARIO_NOTE: &str = "Figure 10 of Pieska et al. 2024 averages 10 repetitions of \
+15 scenarios per combination; its caption names SHORT and LONG (RTT), BUF (bottleneck buffer in \
+packets, both paths), ASYM (path RTT difference), NEAR and DIST (proxy near or far from the user) \
+and CDL0/CDL1 (CoDel off/on), each paired with its opposite, without listing the 15. Read here as: \
+the default (Table 1), SHORT, LONG, SHORT+NEAR, SHORT+DIST, LONG+NEAR, LONG+DIST, BUF250, BUF500, \
+BUF1000, CDL0, CDL1, ASYM0, ASYM40, ASYM200. SHORT (RTTs 20/20/40 ms), BUF500 and CDL0 restate \
+Table 1's default (500-packet buffers, no AQM), so with the same seeds they repeat the default's \
+runs; they are kept so that each pair of Figure 10 has both members and the mean weighs the \
+scenarios as the paper's 15 do.";
+
+/// The combinations of the contour figures.
+pub const CONTOUR_COMBINATIONS: &[&str] =
+    &["bbr/bbr", "bbr/ccid5", "cubic/bbr", "cubic/ccid5", "cubic/bbr2-static", "bbr/newreno"];
+
+/// Why [`CONTOUR_COMBINATIONS`]; written into the output.
+pub const CONTOUR_NOTE: &str = "The contour figures of Pieska et al. 2024, each over the same \
+points (E2E RTT 0-100 ms, tunnel share 0-100%), all with CPF and Table 1's 500-packet buffers: \
+Figure 5 tunnels BBR over BBR and over CCID5 (bbr/bbr, bbr/ccid5); Figures 8b-c Cubic over BBR, \
+CCID5 and BBRv2 (cubic/bbr, cubic/ccid5, cubic/bbr2-static, BBRv2 with Table 3's static wait); \
+Figure 9c BBR over NewReno (bbr/newreno). Path 2 is path 1 + 20 ms everywhere, the asymmetry \
+section 5.2 gives for Figure 8 (Figure 5's caption says no asymmetry, Figure 8b's 10 ms); the \
+buffer and asymmetry variants of Figures 8c and 9d are not run.";
+
+/// One throughput-over-time example.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Series {
+    /// The folder name under `series/`: figure, combination and scenario keys.
+    pub label: &'static str,
+    /// The figure it illustrates.
+    pub figure: &'static str,
+    /// One of [`COMBINATIONS`], by label.
+    pub combination: &'static str,
+    /// Table 2 scenario keys.
+    pub keys: &'static str,
+}
+
+const fn series(
+    label: &'static str,
+    figure: &'static str,
+    combination: &'static str,
+    keys: &'static str,
+) -> Series {
+    Series { label, figure, combination, keys }
+}
+
+/// The examples of Figures 4 (BBR over BBR and CCID5, proxy near and far), 8a (Cubic over BBR
+/// and CCID5, short and long tunnel) and 9a (BBR over NewReno and CCID2, short and long RTT),
+/// with CPF.
+pub const SERIES: &[Series] = &[
+    series("fig4_bbr-bbr_short-dist", "4", "bbr/bbr", "SHORT+DIST"),
+    series("fig4_bbr-bbr_short-near", "4", "bbr/bbr", "SHORT+NEAR"),
+    series("fig4_bbr-ccid5_short-dist", "4", "bbr/ccid5", "SHORT+DIST"),
+    series("fig4_bbr-ccid5_short-near", "4", "bbr/ccid5", "SHORT+NEAR"),
+    series("fig8a_cubic-bbr_short-near", "8a", "cubic/bbr", "SHORT+NEAR"),
+    series("fig8a_cubic-bbr_long-dist", "8a", "cubic/bbr", "LONG+DIST"),
+    series("fig8a_cubic-ccid5_short-near", "8a", "cubic/ccid5", "SHORT+NEAR"),
+    series("fig8a_cubic-ccid5_long-dist", "8a", "cubic/ccid5", "LONG+DIST"),
+    series("fig9a_bbr-newreno_short", "9a", "bbr/newreno", "SHORT"),
+    series("fig9a_bbr-newreno_long", "9a", "bbr/newreno", "LONG"),
+    series("fig9a_bbr-ccid2_short", "9a", "bbr/ccid2", "SHORT"),
+    series("fig9a_bbr-ccid2_long", "9a", "bbr/ccid2", "LONG"),
+];
+
+/// The combination with label `label`.
+pub fn combination(label: &str) -> Option<&'static Combination> {
+    COMBINATIONS.iter().find(|c| c.label == label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_3_has_eleven_distinct_rows_and_reliability_follows_the_protocol() {
+        assert_eq!(COMBINATIONS.len(), 11);
+        for (i, c) in COMBINATIONS.iter().enumerate() {
+            assert!(COMBINATIONS[..i].iter().all(|d| d.label != c.label), "{c:?}");
+            let dccp = c.tunnel_cc.starts_with("ccid");
+            assert_eq!(c.reliability == "unreliable", dccp, "{c:?}");
+        }
+        let statics: Vec<&str> =
+            COMBINATIONS.iter().filter(|c| c.reorder == "static").map(|c| c.label).collect();
+        assert_eq!(statics, ["cubic/newreno-static", "cubic/bbr2-static"]);
+        assert_eq!(COMBINATIONS.iter().filter(|c| c.e2e_cc == "bbr").count(), 5);
+    }
+
+    #[test]
+    fn fifteen_scenarios_that_the_simulator_accepts() {
+        assert_eq!(SCENARIOS.len(), 15);
+        for keys in SCENARIOS {
+            braid_sim::Scenario::from_toml_str("", &[format!("keys={keys:?}")])
+                .unwrap_or_else(|e| panic!("{keys}: {e}"));
+        }
+    }
+
+    #[test]
+    fn contour_and_series_name_table_3_combinations() {
+        for label in CONTOUR_COMBINATIONS {
+            assert!(combination(label).is_some(), "{label}");
+        }
+        for s in SERIES {
+            assert!(combination(s.combination).is_some(), "{s:?}");
+            let keys = format!("keys={:?}", s.keys);
+            braid_sim::Scenario::from_toml_str("", &[keys]).unwrap();
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! `braid reproduce nested-cc` as a library call: writes the base scenario and the specs into
+//! the output folder, runs the matrix and contour sweeps in-process with braid-sweep, runs
+//! the time-series examples, and writes the tables and `reproduce.json`.
+//!
+//! The folder (docs/sweeps.md, "braid reproduce"):
+//!
+//! | path | what |
+//! | --- | --- |
+//! | `base.toml` | the default scenario (Table 1), the base of both specs |
+//! | `matrix.toml`, `contour.toml` | the sweep specs, for `braid sweep` by hand |
+//! | `matrix/`, `contour/` | their sweep folders (`runs.parquet`, `runs.jsonl`, ...) |
+//! | `contour_points.csv` | `point, e2e_rtt_ms, tunnel_share, server_rtt_ms, path1_rtt_ms, path2_rtt_ms` |
+//! | `series/<label>/` | `scenario.toml`, `throughput.csv`, `summary.json` |
+//! | `table3.csv`, `table_scenarios.csv` | see [`crate::tables`] |
+//! | `reproduce.json` | options, the scenario and contour readings, what ran, wall time |
+//!
+//! Everything is resumable: the sweeps skip the runs in their journals, the examples those with
+//! a summary. Rerunning with other `--reps`, `--bytes` or points is refused rather than mixed
+//! in: the specs written first must match.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use braid_sweep::journal::{self, JOURNAL_FILE};
+use braid_sweep::outdir::write_atomic;
+use braid_sweep::points::{contour_points, Point, PointsError, CONTOUR_SEED, MIN_DISTANCE};
+use braid_sweep::{ProgressMode, Spec, Summary as SweepSummary, SweepError};
+use serde::Serialize;
+
+use crate::nested_cc::{
+    combination, Combination, COMBINATIONS, CONTOUR_COMBINATIONS, CONTOUR_NOTE, SCENARIOS,
+    SCENARIO_NOTE, SERIES,
+};
+use crate::series::{self, SeriesError, SeriesSummary};
+use crate::specs::{self, SpecInputs, BASE_FILE};
+use crate::tables::{self, TablesError};
+
+/// How to run the reproduction.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub out: PathBuf,
+    /// Repetitions of each matrix cell (the paper: 10).
+    pub reps: u32,
+    /// Worker threads, at least 1.
+    pub jobs: usize,
+    /// Bytes of every download (the paper: 300 MB).
+    pub bytes: u64,
+    /// Contour points (the paper: 400); 0 skips the contour sweep.
+    pub points: usize,
+    /// Run the time-series examples.
+    pub series: bool,
+    pub progress: ProgressMode,
+}
+
+/// Why the reproduction stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ReproduceError {
+    #[error(
+        "{} exists with other contents: this folder was made with other options (--reps, \
+         --bytes, contour points) or by another braid version; use another --out folder",
+        path.display()
+    )]
+    Changed { path: PathBuf },
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{which} sweep: {source}")]
+    Sweep { which: &'static str, source: SweepError },
+    #[error("{which} spec: {source}")]
+    Spec { which: &'static str, source: braid_sweep::SpecError },
+    #[error(transparent)]
+    Points(#[from] PointsError),
+    #[error(transparent)]
+    Series(#[from] SeriesError),
+    #[error("table 3: {0}")]
+    Tables(#[from] TablesError),
+    #[error("the default scenario does not serialize: {0}")]
+    Base(String),
+}
+
+/// What an invocation did; also the `runs` part of `reproduce.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub matrix: SweepSummary,
+    pub contour: Option<SweepSummary>,
+    pub series_ran: usize,
+    pub series_skipped: usize,
+    pub wall_s: f64,
+}
+
+/// Writes `contents` to `path` unless the file is there already; one that is there must
+/// have the same contents.
+fn write_once(path: &Path, contents: &str) -> Result<(), ReproduceError> {
+    match fs::read_to_string(path) {
+        Ok(existing) if existing == contents => Ok(()),
+        Ok(_) => Err(ReproduceError::Changed { path: path.to_path_buf() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => write_atomic(path, contents)
+            .map_err(|e| ReproduceError::Io { path: path.to_path_buf(), source: io_of(e) }),
+        Err(source) => Err(ReproduceError::Io { path: path.to_path_buf(), source }),
+    }
+}
+
+fn io_of(e: braid_sweep::outdir::OutDirError) -> std::io::Error {
+    match e {
+        braid_sweep::outdir::OutDirError::Io { source, .. } => source,
+        other => std::io::Error::other(other.to_string()),
+    }
+}
+
+fn write(path: &Path, contents: &str) -> Result<(), ReproduceError> {
+    write_atomic(path, contents)
+        .map_err(|e| ReproduceError::Io { path: path.to_path_buf(), source: io_of(e) })
+}
+
+fn sweep(
+    which: &'static str,
+    spec_path: &Path,
+    out: PathBuf,
+    opts: &Options,
+) -> Result<(Spec, SweepSummary), ReproduceError> {
+    let spec = Spec::load(spec_path).map_err(|source| ReproduceError::Spec { which, source })?;
+    let sweep_opts =
+        braid_sweep::Options { out, jobs: opts.jobs, shard: None, progress: opts.progress };
+    let summary = braid_sweep::run(&spec, &sweep_opts)
+        .map_err(|source| ReproduceError::Sweep { which, source })?;
+    Ok((spec, summary))
+}
+
+fn points_csv(points: &[Point]) -> String {
+    let mut out =
+        String::from("point,e2e_rtt_ms,tunnel_share,server_rtt_ms,path1_rtt_ms,path2_rtt_ms\n");
+    for (i, p) in points.iter().enumerate() {
+        let (server, p1, p2) = p.rtts_ms();
+        out += &format!("{i},{},{},{server},{p1},{p2}\n", p.e2e_rtt_ms, p.tunnel_share);
+    }
+    out
+}
+
+/// Runs (or resumes) the whole reproduction into `opts.out`.
+pub fn nested_cc(opts: &Options) -> Result<Outcome, ReproduceError> {
+    let start = Instant::now();
+    let dir = &opts.out;
+    fs::create_dir_all(dir).map_err(|source| ReproduceError::Io { path: dir.clone(), source })?;
+    let base = braid_sim::Scenario::default()
+        .to_toml_string()
+        .map_err(|e| ReproduceError::Base(e.to_string()))?;
+    write_once(&dir.join(BASE_FILE), &base)?;
+
+    let all: Vec<&Combination> = COMBINATIONS.iter().collect();
+    let matrix_text =
+        specs::matrix(&SpecInputs { bytes: opts.bytes, reps: opts.reps, combinations: &all });
+    let matrix_path = dir.join("matrix.toml");
+    write_once(&matrix_path, &matrix_text)?;
+    let points = contour_points(opts.points, CONTOUR_SEED, MIN_DISTANCE)?;
+    let contour_path = dir.join("contour.toml");
+    if !points.is_empty() {
+        let combos: Vec<&Combination> = CONTOUR_COMBINATIONS
+            .iter()
+            .map(|l| combination(l).expect("contour combinations are Table 3's"))
+            .collect();
+        write_once(&contour_path, &specs::contour(opts.bytes, &combos, &points))?;
+        write_once(&dir.join("contour_points.csv"), &points_csv(&points))?;
+    }
+    write_readme(dir, opts)?;
+
+    let (matrix_spec, matrix) = sweep("matrix", &matrix_path, dir.join("matrix"), opts)?;
+    let finished = journal::read(&dir.join("matrix").join(JOURNAL_FILE), matrix_spec.runs())
+        .map_err(|e| ReproduceError::Sweep { which: "matrix", source: e.into() })?;
+    let (table3, by_scenario) = tables::tables(&matrix_spec, &finished)?;
+    write(&dir.join("table3.csv"), &table3)?;
+    write(&dir.join("table_scenarios.csv"), &by_scenario)?;
+
+    let contour = match points.is_empty() {
+        true => None,
+        false => Some(sweep("contour", &contour_path, dir.join("contour"), opts)?.1),
+    };
+    let SeriesSummary { ran, skipped } = if opts.series {
+        let base_path = dir.join(BASE_FILE);
+        series::run_all(&base_path, &dir.join("series"), SERIES, opts.bytes, opts.jobs)?
+    } else {
+        SeriesSummary::default()
+    };
+    let outcome = Outcome {
+        matrix,
+        contour,
+        series_ran: ran,
+        series_skipped: skipped,
+        wall_s: start.elapsed().as_secs_f64(),
+    };
+    write_manifest(dir, opts, &outcome)?;
+    Ok(outcome)
+}
+
+/// `reproduce.json`: the options, the readings of the paper, and what the last run did.
+fn write_manifest(dir: &Path, opts: &Options, outcome: &Outcome) -> Result<(), ReproduceError> {
+    let series: Vec<serde_json::Value> = SERIES
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "label": s.label, "figure": s.figure, "combination": s.combination,
+                "keys": s.keys, "scheduler": "cpf", "dir": format!("series/{}", s.label),
+            })
+        })
+        .collect();
+    let combinations: Vec<serde_json::Value> = COMBINATIONS
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "label": c.label, "e2e_cc": c.e2e_cc, "tunnel_cc": c.tunnel_cc,
+                "reliability": c.reliability, "reorder": c.reorder,
+            })
+        })
+        .collect();
+    let manifest = serde_json::json!({
+        "experiment": "nested-cc",
+        "paper": "Pieska et al. 2024, Performance Impact of Nested Congestion Control on \
+                  Transport-Layer Multipath Tunneling, Future Internet 16, 233",
+        "options": { "reps": opts.reps, "bytes": opts.bytes, "points": opts.points,
+                     "jobs": opts.jobs, "series": opts.series },
+        "combinations": combinations,
+        "schedulers": crate::nested_cc::SCHEDULERS,
+        "scenarios": SCENARIOS,
+        "scenarios_note": SCENARIO_NOTE,
+        "contour": {
+            "combinations": CONTOUR_COMBINATIONS,
+            "note": CONTOUR_NOTE,
+            "points": opts.points,
+            "seed": CONTOUR_SEED,
+            "min_distance": MIN_DISTANCE,
+            "path2_offset_ms": braid_sweep::points::PATH2_OFFSET_MS,
+        },
+        "series": series,
+        "ci95": "Student t: t(0.975, n-1) * sd / sqrt(n), sample sd",
+        "runs": outcome,
+        "braid_version": braid_sweep::BRAID_VERSION,
+        "git_commit": braid_sweep::GIT_COMMIT,
+    });
+    let text = serde_json::to_string_pretty(&manifest).expect("a manifest serializes");
+    write(&dir.join("reproduce.json"), &format!("{text}\n"))
+}
+
+/// `README.md`: what the folder holds and how it was made, for a reader without the docs.
+fn write_readme(dir: &Path, opts: &Options) -> Result<(), ReproduceError> {
+    let text = format!(
+        "# braid reproduce nested-cc\n\n\
+         Pieska et al. 2024, \"Performance Impact of Nested Congestion Control on Transport-Layer \
+         Multipath Tunneling\" (Future Internet 16, 233), rerun in braid-sim: {} MB downloads, \
+         {} repetitions per matrix cell, {} contour points.\n\n\
+         - `matrix/`: Table 3 and Figure 10, the sweep of `matrix.toml` (11 combinations x CPF, \
+         SRTT x 15 scenarios x reps); `table3.csv` and `table_scenarios.csv` summarise its \
+         relative DLCT.\n\
+         - `contour/`: the contour figures, the sweep of `contour.toml` over the points in \
+         `contour_points.csv`.\n\
+         - `series/<label>/throughput.csv`: the throughput-over-time examples.\n\
+         - `reproduce.json`: the options, which scenarios and combinations were read from the \
+         paper, and what ran.\n\n\
+         ## Scenarios\n\n{SCENARIO_NOTE}\n\n## Contour figures\n\n{CONTOUR_NOTE}\n\n\
+         Rerun the same `braid reproduce nested-cc` command to resume; a sweep alone resumes with \
+         `braid sweep matrix.toml --out matrix`. Figures: `python3 -m braid.figures nested-cc .`\n",
+        opts.bytes as f64 / 1e6,
+        opts.reps,
+        opts.points
+    );
+    write(&dir.join("README.md"), &text)
+}
