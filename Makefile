@@ -5,7 +5,7 @@ CARGO ?= cargo
 
 # Build in release mode and run the reference experiment: default scenario, CPF and SRTT,
 # Cubic and BBR end to end, against the single-path baseline.
-demo:
+demo: python
 	$(CARGO) build --release -p braid
 	./target/release/braid demo scenarios/default.toml
 

@@ -120,16 +120,31 @@ fn python_paths() -> Vec<PathBuf> {
     [PathBuf::from("python"), built_from].into_iter().filter(|p| p.is_dir()).collect()
 }
 
-/// Runs `python3 -m braid.figures nested-cc DIR`, if `python3` can import the module; the
-/// error says why the figures were not drawn.
+/// The Python that draws the figures: `$BRAID_PYTHON`, else the repository's `.venv` (made by
+/// `make python`, which installs python/requirements.txt) under the current directory or the
+/// one this binary was built from, else `python3` from `PATH`.
+fn python_interpreter() -> PathBuf {
+    if let Some(p) = std::env::var_os("BRAID_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
+    [PathBuf::from(".venv/bin/python"), built_from]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("python3"))
+}
+
+/// Runs `python -m braid.figures nested-cc DIR` ([`python_interpreter`]), if it can import the
+/// module; the error says why the figures were not drawn.
 fn figures(dir: &Path) -> Result<(), String> {
     let mut path: Vec<PathBuf> = python_paths();
     if let Some(existing) = std::env::var_os("PYTHONPATH") {
         path.extend(std::env::split_paths(&existing));
     }
     let pythonpath = std::env::join_paths(path).map_err(|e| e.to_string())?;
+    let interpreter = python_interpreter();
     let python = |args: &[&std::ffi::OsStr]| {
-        Command::new("python3").args(args).env("PYTHONPATH", &pythonpath).output()
+        Command::new(&interpreter).args(args).env("PYTHONPATH", &pythonpath).output()
     };
     let probe = python(&["-c".as_ref(), "import braid.figures".as_ref()])
         .map_err(|e| format!("python3 cannot be started ({e})"))?;
