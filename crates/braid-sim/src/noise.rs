@@ -196,7 +196,7 @@ mod tests {
         for i in 0..10_000u32 {
             // Bursts of packets at one instant, then gaps shorter and longer than the jitter.
             if i % 7 == 0 {
-                t = t + us(u64::from(i % 5) * 20);
+                t += us(u64::from(i % 5) * 20);
             }
             let at = q.admit(t, i);
             assert!(at >= t);

@@ -392,13 +392,14 @@ impl World {
     /// has host jitter.
     fn send(&mut self, link: usize, id: PktId) {
         if self.hosts.is_empty() {
-            return self.transmit(link, id);
-        }
-        let h = host_of(link) as usize;
-        let idle = self.hosts[h].next_departure().is_none();
-        let at = self.hosts[h].admit(self.now, (link as u16, id));
-        if idle {
-            self.events.schedule(at, Event::Depart(h as u16));
+            self.transmit(link, id);
+        } else {
+            let h = host_of(link) as usize;
+            let idle = self.hosts[h].next_departure().is_none();
+            let at = self.hosts[h].admit(self.now, (link as u16, id));
+            if idle {
+                self.events.schedule(at, Event::Depart(h as u16));
+            }
         }
     }
 
