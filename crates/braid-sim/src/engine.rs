@@ -21,6 +21,10 @@ pub enum Event {
     Timer(u16),
     /// Periodic sampling of traces.
     Sample,
+    /// A host's head packet has waited out its host delay (noise model).
+    Depart(u16),
+    /// The transfer starts (noise model's start offset).
+    Start,
 }
 
 /// A scheduled event, ordered by time then insertion sequence, packed into one `u128` key

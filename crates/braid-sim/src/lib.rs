@@ -9,6 +9,7 @@
 //! - [`topology`]: server, proxy, paths and UE wired together; the tunnel endpoints.
 //! - [`scenario`]: TOML scenario files, Table 2 keys, `--set` overrides, validation.
 //! - [`metrics`]: the report and time series.
+//! - [`noise`]: the noise model that makes repetitions differ (off by default).
 //! - [`run`](mod@run): scenario to report, with the accounting invariant.
 //!
 //! Same scenario and seed give the same report, bit for bit (wall time aside).
@@ -16,6 +17,7 @@
 pub mod engine;
 pub mod link;
 pub mod metrics;
+pub mod noise;
 pub mod packet;
 pub mod run;
 pub mod scenario;

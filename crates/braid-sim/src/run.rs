@@ -4,14 +4,16 @@ use std::time::{Duration, Instant as WallInstant};
 
 use braid_core::linkmodel::CoDelConfig;
 use braid_core::tunnel::TunnelConfig;
+use braid_core::Instant;
 
 use crate::link::{Aqm, Capacity, LinkSpec, LinkSpecError};
 use crate::metrics::{Drops, E2eReport, PathReport, ReorderReport, Report, Series, TunnelReport};
+use crate::noise::{self, Jitter};
 use crate::scenario::{
     ms, AqmChoice, E2eKind, LossChoice, PathConfig, Scenario, ScenarioError, TraceFile,
 };
 use crate::tcp::{TcpConfig, TCP_IP_HEADER_BYTES};
-use crate::topology::{AppConfig, Outcome, World, WorldConfig};
+use crate::topology::{AppConfig, Outcome, World, WorldConfig, WorldNoise};
 
 /// IPv4 + UDP header of a greedy UDP datagram.
 const UDP_IP_HEADER_BYTES: u32 = 28;
@@ -181,7 +183,20 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
         sample_interval: ms(s.sim.sample_interval_ms),
         bin: ms(s.sim.bin_ms),
         path_handshake: s.sim.path_handshake,
+        noise: world_noise(s),
     })
+}
+
+/// The noise model of a scenario in simulator units, its start offset drawn from the seed.
+fn world_noise(s: &Scenario) -> WorldNoise {
+    let n = &s.sim.noise;
+    let us = |v: f64| Duration::from_secs_f64(v / 1e6);
+    WorldNoise {
+        host_jitter: (n.host_jitter_us > 0.0)
+            .then(|| Jitter::new(us(n.host_jitter_us), us(n.host_jitter_max_us))),
+        start_offset: noise::start_offset(s.seed, ms(n.start_offset_ms)),
+        cc_phase: n.cc_phase,
+    }
 }
 
 /// Checks every link the world will build.
@@ -222,7 +237,10 @@ pub fn run(s: &Scenario, baseline: bool) -> Result<RunOutput, SimError> {
             total,
         });
     };
-    Ok(report(s, &cfg, out, done_at.as_secs_f64(), wall_s))
+    // From the transfer's start (docs/design.md section 5); the same `as_secs_f64` as without
+    // a start offset, so a run without one reports the very same bits.
+    let dlct = Instant::from_nanos(done_at.nanos_since(out.started_at));
+    Ok(report(s, &cfg, out, dlct.as_secs_f64(), wall_s))
 }
 
 /// Runs the scenario and its baseline, and fills in `baseline_dlct_s` and `relative_dlct`.

@@ -26,6 +26,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::engine::{Event, EventQueue};
 use crate::link::{Enqueue, Link, LinkSpec, LinkStats};
 use crate::metrics::{PathSample, Series, Stat, TraceRow};
+use crate::noise::{stream, stream_seed, Host, HostQueue, Jitter, HOSTS};
 use crate::packet::{Packet, PacketPool, Payload, PktId};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::tunnel_sender::{Departure, SimSender};
@@ -71,6 +72,20 @@ pub struct WorldConfig {
     /// Seed each tunnel sender with one handshake RTT sample per path
     /// ([`crate::scenario::SimConfig::path_handshake`]).
     pub path_handshake: bool,
+    /// The noise model, resolved ([`crate::scenario::NoiseConfig`]).
+    pub noise: WorldNoise,
+}
+
+/// The noise model in simulator units, its random start already drawn (docs/design.md
+/// section 10). The default is no noise: the world then runs exactly as without the model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorldNoise {
+    /// Every packet leaving a host waits a draw of this, in order ([`HostQueue`]).
+    pub host_jitter: Option<Jitter>,
+    /// When the transfer starts; the DLCT counts from here.
+    pub start_offset: Duration,
+    /// Seed the controllers from the scenario seed ([`crate::scenario::NoiseConfig::cc_phase`]).
+    pub cc_phase: bool,
 }
 
 /// Bytes of a path handshake packet on the wire: a probe frame in outer IPv4 and UDP.
@@ -146,6 +161,8 @@ pub struct DirAccount {
 
 /// Raw results of one run, turned into a [`crate::metrics::Report`] by [`crate::run()`].
 pub struct Outcome {
+    /// When the transfer started ([`WorldNoise::start_offset`]).
+    pub started_at: Instant,
     pub done_at: Option<Instant>,
     pub app_bytes: u64,
     pub events: u64,
@@ -186,6 +203,10 @@ pub struct World {
     ue_app: UeApp,
     tunnel: Option<Tunnel>,
     rng: Pcg64Mcg,
+    /// Per-host FIFOs of packets waiting out their host delay, by [`Host`]; empty without
+    /// host jitter, and then `send` puts packets on their links at once.
+    hosts: Vec<HostQueue<(u16, PktId)>>,
+    started_at: Instant,
     n_paths: usize,
     done_at: Option<Instant>,
     udp_live: u64,
@@ -215,6 +236,16 @@ fn path_dl(i: usize) -> usize {
 fn path_ul(i: usize) -> usize {
     3 + 2 * i
 }
+/// The host a link's packets leave: the server link's downlink leaves the server, its uplink
+/// and every path downlink the proxy, every path uplink the UE.
+fn host_of(link: usize) -> Host {
+    match link {
+        SERVER_DL => Host::Server,
+        SERVER_UL => Host::Proxy,
+        l if l % 2 == 0 => Host::Proxy,
+        _ => Host::Ue,
+    }
+}
 
 impl World {
     pub fn new(cfg: &WorldConfig) -> Self {
@@ -242,6 +273,9 @@ impl World {
                             CubicConfig { hystart, undo: *cubic_undo, ..CubicConfig::linux() };
                         Box::new(Cubic::with_config(params, config))
                     }
+                    _ if cfg.noise.cc_phase => {
+                        cc.build_randomized(params, stream_seed(cfg.seed, stream::CC_E2E), bbr2)
+                    }
                     _ => cc.build_tuned(params, 0, bbr2),
                 };
                 (
@@ -254,12 +288,25 @@ impl World {
                 UeApp::Udp { bytes: 0 },
             ),
         };
-        let mut tunnel = cfg.tunnel.as_ref().map(|t| Tunnel {
-            header_bytes: t.header_bytes,
-            proxy_tx: SimSender::new(t),
-            proxy_rx: TunnelReceiver::new(t),
-            ue_tx: SimSender::new(t),
-            ue_rx: TunnelReceiver::new(t),
+        let mut tunnel = cfg.tunnel.as_ref().map(|t| {
+            // Each direction's controllers draw from their own stream under the noise model.
+            let seeded = |s: u64| TunnelConfig {
+                cc_seed: cfg.noise.cc_phase.then(|| stream_seed(cfg.seed, s)),
+                ..t.clone()
+            };
+            Tunnel {
+                header_bytes: t.header_bytes,
+                proxy_tx: SimSender::new(&seeded(stream::CC_DOWNLINK)),
+                proxy_rx: TunnelReceiver::new(t),
+                ue_tx: SimSender::new(&seeded(stream::CC_UPLINK)),
+                ue_rx: TunnelReceiver::new(t),
+            }
+        });
+        let hosts = cfg.noise.host_jitter.map_or_else(Vec::new, |j| {
+            HOSTS
+                .iter()
+                .map(|&h| HostQueue::new(j, stream_seed(cfg.seed, stream::HOST_JITTER + h as u64)))
+                .collect()
         });
         if let Some(t) = tunnel.as_mut().filter(|_| cfg.path_handshake) {
             for (i, (down, up)) in cfg.paths.iter().enumerate().take(n_paths) {
@@ -280,6 +327,8 @@ impl World {
             ue_app,
             tunnel,
             rng: Pcg64Mcg::seed_from_u64(cfg.seed),
+            hosts,
+            started_at: Instant::ZERO + cfg.noise.start_offset,
             n_paths,
             done_at: None,
             udp_live: 0,
@@ -308,7 +357,11 @@ impl World {
 
     /// Runs until the transfer completes or `max_time` passes.
     pub fn run(mut self) -> Outcome {
-        self.pump(Agent::Server);
+        if self.started_at == Instant::ZERO {
+            self.pump(Agent::Server);
+        } else {
+            self.events.schedule(self.started_at, Event::Start);
+        }
         self.events.schedule(Instant::ZERO, Event::Sample);
         while self.done_at.is_none() {
             let Some((t, ev)) = self.events.pop() else { break };
@@ -321,6 +374,8 @@ impl World {
                 Event::Arrive(l) => self.on_arrive(l as usize),
                 Event::Timer(a) => self.on_timer(AGENTS[a as usize]),
                 Event::Sample => self.on_sample(),
+                Event::Depart(h) => self.on_depart(usize::from(h)),
+                Event::Start => self.pump(Agent::Server),
             }
         }
         self.finish()
@@ -333,7 +388,32 @@ impl World {
 
     // ---- links ----
 
+    /// A host puts a packet on `link`: at once, or after its host delay when the noise model
+    /// has host jitter.
     fn send(&mut self, link: usize, id: PktId) {
+        if self.hosts.is_empty() {
+            self.transmit(link, id);
+        } else {
+            let h = host_of(link) as usize;
+            let idle = self.hosts[h].next_departure().is_none();
+            let at = self.hosts[h].admit(self.now, (link as u16, id));
+            if idle {
+                self.events.schedule(at, Event::Depart(h as u16));
+            }
+        }
+    }
+
+    /// Host `h`'s head packets are due: each goes onto its link, in order.
+    fn on_depart(&mut self, h: usize) {
+        while let Some((link, id)) = self.hosts[h].pop_due(self.now) {
+            self.transmit(usize::from(link), id);
+        }
+        if let Some(at) = self.hosts[h].next_departure() {
+            self.events.schedule(at, Event::Depart(h as u16));
+        }
+    }
+
+    fn transmit(&mut self, link: usize, id: PktId) {
         let ip_len = self.pool.get(id).ip_len(self.tunnel_header_bytes());
         self.simulated_packets += 1;
         match self.links[link].enqueue(self.now, id, ip_len, &mut self.rng) {
@@ -716,12 +796,11 @@ impl World {
             as u64;
         n[0] += t.ue_rx.held_len() as u64;
         n[1] += t.proxy_rx.held_len() as u64;
-        for link in &self.links {
-            for id in link.packets() {
-                let p = self.pool.get(id);
-                if p.tunnel.is_some() && !matches!(p.payload, Payload::Feedback(_)) {
-                    n[usize::from(!p.downlink)] += 1;
-                }
+        let waiting = self.hosts.iter().flat_map(|h| h.items().map(|(_, id)| id));
+        for id in self.links.iter().flat_map(|l| l.packets()).chain(waiting) {
+            let p = self.pool.get(id);
+            if p.tunnel.is_some() && !matches!(p.payload, Payload::Feedback(_)) {
+                n[usize::from(!p.downlink)] += 1;
             }
         }
         n
@@ -739,6 +818,7 @@ impl World {
         let t = self.tunnel.as_ref();
         let n = self.n_paths;
         Outcome {
+            started_at: self.started_at,
             done_at: self.done_at,
             app_bytes: self.app_bytes,
             events: self.events.processed(),

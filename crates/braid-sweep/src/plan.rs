@@ -33,11 +33,17 @@ pub fn run_key(spec: &Spec, id: u64) -> RunKey {
     RunKey { id, cell, value_index, rep }
 }
 
-/// The `--set` overrides of a run's cell: the spec's `[set]`, then each axis's in axis order
-/// (one for a scalar axis, the entry's overrides for a table axis).
+/// The `--set` overrides of a run's cell: the noise model's when the spec has `noise = true`,
+/// then the spec's `[set]`, then each axis's in axis order (one for a scalar axis, the entry's
+/// overrides for a table axis). A later override of a key wins, so `[set]` and the axes can
+/// change any noise field.
 pub fn cell_overrides(spec: &Spec, key: &RunKey) -> Vec<String> {
     let axes = spec.axes.iter().zip(&key.value_index);
-    spec.set.iter().cloned().chain(axes.flat_map(|(axis, &i)| axis.overrides(i))).collect()
+    spec.noise_overrides()
+        .into_iter()
+        .chain(spec.set.iter().cloned())
+        .chain(axes.flat_map(|(axis, &i)| axis.overrides(i)))
+        .collect()
 }
 
 /// The axis values of a run's cell, in axis order.
@@ -102,7 +108,8 @@ mod tests {
 
     fn spec(text: &str) -> Spec {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-        Spec::parse(&format!("base = \"Cargo.toml\"\n{text}"), Path::new("s.toml"), dir).unwrap()
+        let text = format!("base = \"Cargo.toml\"\nnoise = false\n{text}");
+        Spec::parse(&text, Path::new("s.toml"), dir).unwrap()
     }
 
     #[test]
@@ -148,6 +155,22 @@ mod tests {
             ["tunnel.cc=\"bbr\"", "e2e.cc=\"cubic\"", "tunnel.scheduler=\"cpf\""]
         );
         assert_eq!(cell_values(&s, &run_key(&s, 2))[0], &AxisValue::Str("q".into()));
+    }
+
+    #[test]
+    fn noise_comes_first_so_set_and_axes_win() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = "base = \"Cargo.toml\"\n[set]\n\"sim.noise.cc_phase\" = false\n\
+                    [axes]\n\"sim.noise.host_jitter_us\" = [5.0]";
+        let s = Spec::parse(text, Path::new("s.toml"), dir).unwrap();
+        let o = cell_overrides(&s, &run_key(&s, 0));
+        let noise = braid_sim::scenario::NoiseConfig::host().overrides();
+        assert_eq!(o[..noise.len()], noise[..]);
+        assert_eq!(o[noise.len()..], ["sim.noise.cc_phase=false", "sim.noise.host_jitter_us=5.0"]);
+        let scenario = braid_sim::Scenario::from_toml_str("", &o).unwrap();
+        assert!(!scenario.sim.noise.cc_phase);
+        assert_eq!(scenario.sim.noise.host_jitter_us, 5.0);
+        assert_eq!(scenario.sim.noise.start_offset_ms, 1000.0);
     }
 
     #[test]

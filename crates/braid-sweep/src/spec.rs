@@ -6,6 +6,7 @@
 //! base = "../scenarios/default.toml"   # relative to this file's folder, else to the cwd
 //! reps = 3                             # 1..=1000, default 1
 //! baseline = true                      # default false
+//! noise = true                         # default true: the simulator's noise model
 //! [set]
 //! "e2e.bytes" = 20000000
 //! [axes]
@@ -18,6 +19,13 @@
 //! both spellings mean one thing. Axes keep the order they are written in (the last varies
 //! fastest), which plain TOML tables do not record: the order comes from the keys' positions
 //! in the text.
+//!
+//! `noise` (default `true`) turns on the simulator's noise model
+//! ([`braid_sim::scenario::NoiseConfig::host`], docs/design.md section 10) in every run, so
+//! that repetitions with their different seeds are different runs, as the lab's repetitions
+//! are. It is applied as `sim.noise.*` overrides before `[set]` and the axes, so a spec that
+//! sets a `sim.noise` field itself (in `[set]` or on an axis) keeps its own value for it.
+//! `noise = false` leaves the base scenario's noise fields alone (off unless it sets them).
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +39,7 @@ use crate::hash::Fnv1a;
 pub const MAX_REPS: u32 = 1000;
 
 /// The keys a spec may have at its top level.
-const TOP_LEVEL_KEYS: &str = "base, reps, baseline, set, axes";
+const TOP_LEVEL_KEYS: &str = "base, reps, baseline, noise, set, axes";
 
 /// Why a spec was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -83,6 +91,8 @@ pub struct Spec {
     pub base_text: String,
     pub reps: u32,
     pub baseline: bool,
+    /// Turn the simulator's noise model on in every run (see the module documentation).
+    pub noise: bool,
     /// `[set]` as `dotted.key=value` overrides, applied to every run before the axes'.
     pub set: Vec<String>,
     pub axes: Vec<Axis>,
@@ -111,7 +121,7 @@ impl Spec {
         let spanned = DeTable::parse(text).map_err(|e| syntax(e.to_string()))?;
 
         for key in table.keys() {
-            if !matches!(key.as_str(), "base" | "reps" | "baseline" | "set" | "axes") {
+            if !matches!(key.as_str(), "base" | "reps" | "baseline" | "noise" | "set" | "axes") {
                 return Err(SpecError::UnknownKey { key: key.clone() });
             }
         }
@@ -130,6 +140,11 @@ impl Spec {
             None => false,
             Some(Value::Boolean(b)) => *b,
             Some(other) => return Err(wrong_type("baseline", "true or false", other)),
+        };
+        let noise = match table.get("noise") {
+            None => true,
+            Some(Value::Boolean(b)) => *b,
+            Some(other) => return Err(wrong_type("noise", "true or false", other)),
         };
         let set = match table.get("set") {
             None => Vec::new(),
@@ -150,6 +165,7 @@ impl Spec {
             base_text,
             reps,
             baseline,
+            noise,
             set,
             axes,
             text: text.to_string(),
@@ -166,6 +182,18 @@ impl Spec {
     /// Number of runs: cells times reps.
     pub fn runs(&self) -> u64 {
         self.cells() * u64::from(self.reps)
+    }
+
+    /// The overrides `noise = true` puts before `[set]`: [`NoiseConfig::host`] as
+    /// `sim.noise.*` keys. None with `noise = false`.
+    ///
+    /// [`NoiseConfig::host`]: braid_sim::scenario::NoiseConfig::host
+    pub fn noise_overrides(&self) -> Vec<String> {
+        if self.noise {
+            braid_sim::scenario::NoiseConfig::host().overrides()
+        } else {
+            Vec::new()
+        }
     }
 
     fn check_size(&self) -> Result<(), SpecError> {
@@ -188,6 +216,14 @@ impl Spec {
         h.field("base_text", &self.base_text);
         h.field("reps", &self.reps.to_string());
         h.field("baseline", &self.baseline.to_string());
+        // A resumed folder must not mix runs with and without noise; the model's values are
+        // part of the meaning of `noise = true`.
+        h.field("noise", &self.noise.to_string());
+        if self.noise {
+            for o in self.noise_overrides() {
+                h.field("noise_set", &o);
+            }
+        }
         for s in &self.set {
             h.field("set", s);
         }
@@ -434,7 +470,19 @@ mod tests {
     #[test]
     fn defaults_without_reps_baseline_and_axes() {
         let s = parse("").unwrap();
-        assert_eq!((s.reps, s.baseline, s.cells(), s.runs()), (1, false, 1, 1));
+        assert_eq!((s.reps, s.baseline, s.noise, s.cells(), s.runs()), (1, false, true, 1, 1));
+    }
+
+    #[test]
+    fn noise_is_on_unless_the_spec_says_false() {
+        let on = parse("").unwrap();
+        assert!(on.noise_overrides().contains(&"sim.noise.cc_phase=true".to_string()));
+        let off = parse("noise = false").unwrap();
+        assert!(off.noise_overrides().is_empty());
+        assert_ne!(on.hash(), off.hash());
+        assert_eq!(on.hash(), parse("noise = true").unwrap().hash());
+        let err = parse("noise = \"yes\"").unwrap_err().to_string();
+        assert!(err.contains("noise must be true or false"), "{err}");
     }
 
     #[test]

@@ -180,7 +180,9 @@ fn the_table_reads_back_and_matches_braid_sim() {
 
     let base = fs::read_to_string(spec).unwrap();
     let base = base.lines().next().unwrap().trim_start_matches("base = ").trim_matches('"');
-    let sets = ["e2e.bytes=10000000", "e2e.cc=bbr", "tunnel.scheduler=srtt"];
+    // The spec leaves `noise` at its default, on: the sweep set the noise model's fields.
+    let mut sets = braid_sim::scenario::NoiseConfig::host().overrides();
+    sets.extend(["e2e.bytes=10000000", "e2e.cc=bbr", "tunnel.scheduler=srtt"].map(String::from));
     let mut args = vec!["sim", base, "--json", "--baseline", "--seed", "2"];
     for s in &sets {
         args.extend(["--set", s]);

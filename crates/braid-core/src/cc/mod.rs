@@ -257,6 +257,39 @@ impl CcAlgorithm {
             CcAlgorithm::Bbr3 => bbr2(bbr2::Version::V3),
         }
     }
+
+    /// As [`CcAlgorithm::build_tuned`], but `seed` also starts BBRv1's ProbeBW phase draw
+    /// ([`bbr::BbrConfig::cycle_seed`]), which `build_tuned` leaves at 0. Every random choice
+    /// of the controller then follows `seed`, as every one of a kernel's follows `prandom`:
+    /// the simulator's noise model gives each controller a seed derived from the scenario's
+    /// (docs/design.md section 10). `build_tuned` keeps the seeds docs/validation.md's tables
+    /// were produced with.
+    pub fn build_randomized(
+        self,
+        params: CcParams,
+        seed: u64,
+        bbr2: &Bbr2Tuning,
+    ) -> Box<dyn Controller> {
+        match self {
+            CcAlgorithm::Bbr => Box::new(bbr::Bbr::with_config(
+                params,
+                bbr::BbrConfig { cycle_seed: seed, ..bbr::BbrConfig::default() },
+            )),
+            _ => self.build_tuned(params, seed, bbr2),
+        }
+    }
+}
+
+/// The seed of path `index`'s controller under a tunnel seed `seed`: a SplitMix64 step
+/// (Steele et al., OOPSLA 2014) over both, so that neighbouring paths and neighbouring tunnel
+/// seeds give unrelated draws.
+pub fn path_seed(seed: u64, index: u64) -> u64 {
+    let mut z = seed
+        .wrapping_add(index.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// Building a coupled controller reads its part of [`CcTuning`], so it lives here rather than
@@ -363,11 +396,27 @@ impl TunnelCc {
         n_paths: usize,
         tuning: &CcTuning,
     ) -> Box<dyn MultipathController> {
+        self.build_seeded(params, n_paths, tuning, None)
+    }
+
+    /// As [`TunnelCc::build`]; with `seed`, independent path `i` is built by
+    /// [`CcAlgorithm::build_randomized`] with [`path_seed`]`(seed, i)`, so every random draw of
+    /// every path (BBRv1's ProbeBW start phase included) follows `seed`. `None` is
+    /// [`TunnelCc::build`]'s fixed seeds. The coupled controllers draw nothing.
+    pub fn build_seeded(
+        self,
+        params: CcParams,
+        n_paths: usize,
+        tuning: &CcTuning,
+        seed: Option<u64>,
+    ) -> Box<dyn MultipathController> {
         match self.control() {
             PathControl::Independent(alg) => {
-                let paths =
-                    (0..n_paths).map(|i| alg.build_tuned(params, i as u64, &tuning.bbr2)).collect();
-                Box::new(Uncoupled::new(paths))
+                let path = |i: usize| match seed {
+                    None => alg.build_tuned(params, i as u64, &tuning.bbr2),
+                    Some(s) => alg.build_randomized(params, path_seed(s, i as u64), &tuning.bbr2),
+                };
+                Box::new(Uncoupled::new((0..n_paths).map(path).collect()))
             }
             PathControl::Coupled(alg) => alg.build_tuned(params, n_paths, tuning),
         }
@@ -449,6 +498,28 @@ mod tests {
         // The end-to-end (single-path) build takes the same BBR table.
         let e2e = CcAlgorithm::Bbr2.build_tuned(CcParams::default(), 0, &tuning.bbr2);
         assert!(format!("{e2e:?}").contains("loss_thresh_percent: 5,"));
+    }
+
+    /// A tunnel seed reaches every randomised controller, BBRv1's ProbeBW phase included;
+    /// without one the paths keep the fixed seeds (BBRv1 0, BBRv2/v3 the path index).
+    #[test]
+    fn a_tunnel_seed_reaches_every_path_controller() {
+        let tuning = CcTuning::default();
+        let built = |cc: TunnelCc, seed| {
+            format!("{:?}", cc.build_seeded(CcParams::default(), 2, &tuning, seed))
+        };
+        let fixed = built(TunnelCc::Bbr, None);
+        assert_eq!(fixed.matches("cycle_seed: 0 ").count(), 2, "{fixed}");
+        assert_eq!(fixed, format!("{:?}", TunnelCc::Bbr.build(CcParams::default(), 2, &tuning)));
+        let seeded = built(TunnelCc::Bbr, Some(7));
+        for i in 0..2 {
+            assert!(seeded.contains(&format!("cycle_seed: {} ", path_seed(7, i))), "{seeded}");
+        }
+        assert_ne!(path_seed(7, 0), path_seed(7, 1));
+        assert_ne!(path_seed(7, 0), path_seed(8, 0));
+        let v2 = built(TunnelCc::Bbr2, Some(7));
+        assert!(v2.contains(&format!("seed: {}", path_seed(7, 1))), "{v2}");
+        assert_ne!(built(TunnelCc::Bbr2, Some(7)), built(TunnelCc::Bbr2, Some(8)));
     }
 
     #[test]

@@ -86,6 +86,11 @@ pub struct TunnelConfig {
     /// Window counting for every path; `None` takes [`TunnelCc::counting`] (packets for the
     /// DCCP names, bytes otherwise).
     pub counting: Option<Counting>,
+    /// Seed of the paths' controllers' random draws ([`crate::cc::TunnelCc::build_seeded`]).
+    /// `None` (the default) keeps the fixed seeds, so runs replay the tables of
+    /// docs/validation.md; the simulator's noise model (docs/design.md section 10) passes a
+    /// seed derived from the scenario's. The core draws no seed of its own.
+    pub cc_seed: Option<u64>,
 }
 
 impl Default for TunnelConfig {
@@ -110,6 +115,7 @@ impl Default for TunnelConfig {
             pacing_catch_up: Duration::ZERO,
             max_rtt_spread: None,
             counting: None,
+            cc_seed: None,
         }
     }
 }

@@ -197,7 +197,7 @@ impl<P: Clone> TunnelSender<P> {
         TunnelSender {
             queue: SchedQueue::new(config.sched_queue_pkts),
             paths,
-            cc: config.cc.build(params, n, &config.cc_tuning),
+            cc: config.cc.build_seeded(params, n, &config.cc_tuning, config.cc_seed),
             scheduler: config.scheduler.build(&config.sched, config.reorder.buffer_pkts),
             counting: config.counting.unwrap_or_else(|| config.cc.counting()),
             mss_bytes: config.mss_bytes,

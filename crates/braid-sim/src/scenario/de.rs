@@ -11,7 +11,10 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use toml::{Table, Value};
 
-use super::{E2eConfig, LinkConfig, PathConfig, Scenario, ScenarioError, SimConfig, TunnelConfig};
+use super::{
+    E2eConfig, LinkConfig, NoiseConfig, PathConfig, Scenario, ScenarioError, SimConfig,
+    TunnelConfig,
+};
 
 pub(crate) use braid_config::de::{merge, named, ser_named};
 
@@ -57,6 +60,10 @@ pub(crate) fn scenario_from_table(table: Table) -> Result<Scenario, ScenarioErro
     section::<LinkConfig>("server_link", table.get("server_link"))?;
     section::<TunnelConfig>("tunnel", table.get("tunnel"))?;
     section::<E2eConfig>("e2e", table.get("e2e"))?;
+    section::<NoiseConfig>(
+        "sim.noise",
+        table.get("sim").and_then(Value::as_table).and_then(|e| e.get("noise")),
+    )?;
     section::<SimConfig>("sim", table.get("sim"))?;
     match table.get("paths") {
         None => {}

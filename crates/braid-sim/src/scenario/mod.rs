@@ -278,6 +278,11 @@ pub struct SimConfig {
     /// handshake. Off (the default, as the tables in docs/validation.md were produced), a path's
     /// first RTT sample comes with its first data.
     pub path_handshake: bool,
+    /// The noise model that makes repetitions differ ([`NoiseConfig`], docs/design.md
+    /// section 10). Off by default; written out only when it differs from the default, so a
+    /// scenario without it writes, hashes and runs exactly as before the model existed.
+    #[serde(skip_serializing_if = "NoiseConfig::is_off")]
+    pub noise: NoiseConfig,
 }
 
 impl Default for SimConfig {
@@ -288,7 +293,80 @@ impl Default for SimConfig {
             bin_ms: 100.0,
             framing_bytes: 14,
             path_handshake: false,
+            noise: NoiseConfig::default(),
         }
+    }
+}
+
+/// `[sim.noise]`: what makes two runs of one scenario with different seeds differ, as two runs
+/// in the lab do (docs/design.md section 10). Each part is off at its default (zero, `false`)
+/// and draws from its own random stream derived from the scenario's `seed`, so turning one on
+/// does not change the draws of another, and the same seed gives the same run bit for bit.
+/// [`NoiseConfig::host`] is the model `braid sweep` turns on by default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NoiseConfig {
+    /// Mean extra delay of every packet leaving a host (server, proxy, UE), us: per-packet
+    /// processing and scheduling latency, exponentially distributed and cut at
+    /// `host_jitter_max_us`. Each host keeps its packets in order: a packet leaves at
+    /// max(the previous packet's departure, its own time + the draw). 0 (the default) is off.
+    pub host_jitter_us: f64,
+    /// Largest host delay, us: the exponential draw is cut here (a VM stall beyond it is not
+    /// modelled). Read only while `host_jitter_us` is above 0.
+    pub host_jitter_max_us: f64,
+    /// The transfer starts at a uniformly random time in [0, this) ms after the tunnel and
+    /// the links start; the DLCT is counted from the transfer's start. It changes a run only
+    /// through what runs on the absolute clock: a capacity trace's position, the trace and
+    /// throughput-bin grid (docs/design.md section 10). 0 (the default) starts at once.
+    pub start_offset_ms: f64,
+    /// Seed every congestion controller (the tunnel's paths in both directions and the
+    /// end-to-end TCP sender) from the scenario's seed, so BBR's ProbeBW start phase and
+    /// BBRv2/v3's probe waits differ between seeds, as the kernel's `prandom` makes them.
+    /// `false` (the default) keeps the fixed seeds: BBRv1 0 on every path, BBRv2/v3 the path
+    /// index, 0 end to end.
+    pub cc_phase: bool,
+}
+
+impl Default for NoiseConfig {
+    /// Off: every run of a scenario is the same run, whatever its seed (unless it has random
+    /// loss).
+    fn default() -> Self {
+        NoiseConfig {
+            host_jitter_us: 0.0,
+            host_jitter_max_us: 1000.0,
+            start_offset_ms: 0.0,
+            cc_phase: false,
+        }
+    }
+}
+
+impl NoiseConfig {
+    /// The host noise model of docs/design.md section 10, which `braid sweep` turns on unless
+    /// a spec says `noise = false`: 20 us mean host jitter cut at 1 ms (the spread of a veth
+    /// round trip between two network namespaces on the test VMs, docs/validation.md
+    /// "Repetitions: the noise model"), a start within the first second, seeded controllers.
+    pub fn host() -> Self {
+        NoiseConfig {
+            host_jitter_us: 20.0,
+            host_jitter_max_us: 1000.0,
+            start_offset_ms: 1000.0,
+            cc_phase: true,
+        }
+    }
+
+    /// Whether this is the default (no noise at all).
+    pub fn is_off(&self) -> bool {
+        *self == NoiseConfig::default()
+    }
+
+    /// `--set` overrides that turn this model on over any scenario (the sweep's `noise`).
+    pub fn overrides(&self) -> Vec<String> {
+        vec![
+            format!("sim.noise.host_jitter_us={:?}", self.host_jitter_us),
+            format!("sim.noise.host_jitter_max_us={:?}", self.host_jitter_max_us),
+            format!("sim.noise.start_offset_ms={:?}", self.start_offset_ms),
+            format!("sim.noise.cc_phase={}", self.cc_phase),
+        ]
     }
 }
 

@@ -58,8 +58,10 @@ fn defaults_are_table_1() {
             bin_ms: 100.0,
             framing_bytes: 14,
             path_handshake: false,
+            noise: NoiseConfig::default(),
         }
     );
+    assert!(s.sim.noise.is_off(), "no noise unless asked for");
     assert_eq!(s.e2e_rtt_ms(), 40.0);
 }
 

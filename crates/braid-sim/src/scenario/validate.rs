@@ -8,7 +8,9 @@ use std::ops::RangeInclusive;
 use braid_config::range::{float, int, F64Range};
 use braid_config::FieldError;
 
-use super::{E2eConfig, LinkConfig, LossChoice, PathConfig, Scenario, ScenarioError, SimConfig};
+use super::{
+    E2eConfig, LinkConfig, LossChoice, NoiseConfig, PathConfig, Scenario, ScenarioError, SimConfig,
+};
 
 /// Propagation RTTs, ms.
 const RTT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
@@ -129,7 +131,23 @@ fn sim(s: &SimConfig) -> Result<(), FieldError> {
     float("sim.max_time_s", s.max_time_s, F64Range::open_closed(0.0, 1e6))?;
     float("sim.sample_interval_ms", s.sample_interval_ms, F64Range::closed(1.0, 60_000.0))?;
     float("sim.bin_ms", s.bin_ms, F64Range::closed(1.0, 60_000.0))?;
-    int("sim.framing_bytes", s.framing_bytes, 0..=100)
+    int("sim.framing_bytes", s.framing_bytes, 0..=100)?;
+    noise(&s.noise)
+}
+
+/// The noise model's fields: host delays up to 100 ms (far beyond any host's, but a study may
+/// exaggerate), a cut no lower than the mean, a start within a minute.
+fn noise(n: &NoiseConfig) -> Result<(), FieldError> {
+    float("sim.noise.host_jitter_us", n.host_jitter_us, F64Range::closed(0.0, 100_000.0))?;
+    let (mean, max) = (n.host_jitter_us, n.host_jitter_max_us);
+    if !F64Range::closed(mean, 100_000.0).contains(max) {
+        return Err(FieldError::invalid(
+            "sim.noise.host_jitter_max_us",
+            max,
+            format!("must be in [{mean}, 100000] (at least sim.noise.host_jitter_us)"),
+        ));
+    }
+    float("sim.noise.start_offset_ms", n.start_offset_ms, F64Range::closed(0.0, 60_000.0))
 }
 
 #[cfg(test)]
@@ -205,6 +223,33 @@ mod tests {
         s.paths[1].rtt_ms = 0.0;
         s.tunnel.reorder_weight = 1.0;
         s.e2e.udp_rate_mbps = Some(100_000.0);
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn noise_fields_name_their_dotted_key_and_range() {
+        assert_eq!(
+            err_of(|s| s.sim.noise.host_jitter_us = -1.0),
+            "sim.noise.host_jitter_us = -1: must be in [0, 100000]"
+        );
+        assert_eq!(
+            err_of(|s| s.sim.noise.host_jitter_us = f64::NAN),
+            "sim.noise.host_jitter_us = NaN: must be in [0, 100000]"
+        );
+        assert_eq!(
+            err_of(|s| {
+                s.sim.noise.host_jitter_us = 50.0;
+                s.sim.noise.host_jitter_max_us = 20.0;
+            }),
+            "sim.noise.host_jitter_max_us = 20: must be in [50, 100000] \
+             (at least sim.noise.host_jitter_us)"
+        );
+        assert_eq!(
+            err_of(|s| s.sim.noise.start_offset_ms = 60_001.0),
+            "sim.noise.start_offset_ms = 60001: must be in [0, 60000]"
+        );
+        let mut s = Scenario::default();
+        s.sim.noise = NoiseConfig::host();
         s.validate().unwrap();
     }
 
