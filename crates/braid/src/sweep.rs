@@ -11,7 +11,7 @@ use crate::output::outln;
 
 #[derive(Args)]
 pub struct SweepArgs {
-    /// Sweep spec (TOML): base scenario, [set] overrides, [axes], reps, baseline.
+    /// Sweep spec (TOML): base scenario, `[set]` overrides, `[axes]`, reps, baseline.
     spec: PathBuf,
     /// Folder of the journal (runs.jsonl) and the table (runs.parquet); resumes what is there.
     #[arg(long, value_name = "DIR")]
