@@ -12,12 +12,11 @@
 //! keys list emptied, the paths cut to path 1 (with the default cost and name) and the
 //! handshake off; a test checks that each of these leaves the baseline's DLCT unchanged.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
-
 use braid_sim::scenario::TunnelConfig;
 use braid_sim::scenario::{PathConfig, ScenarioError};
 use braid_sim::{run, Scenario};
+
+use crate::once_map::OnceMap;
 
 /// What a baseline depends on, as text: see the module documentation.
 pub fn baseline_key(s: &Scenario) -> Result<String, ScenarioError> {
@@ -34,14 +33,11 @@ pub fn baseline_key(s: &Scenario) -> Result<String, ScenarioError> {
     k.to_toml_string()
 }
 
-type Slot = Arc<OnceLock<Result<f64, String>>>;
-
 /// Baseline DLCTs by [`baseline_key`]; safe to share between threads. A thread asking for a
 /// baseline another thread is simulating waits for it rather than simulating it again.
 #[derive(Default)]
 pub struct BaselineCache {
-    slots: Mutex<HashMap<String, Slot>>,
-    simulated: std::sync::atomic::AtomicU64,
+    dlcts: OnceMap<Result<f64, String>>,
 }
 
 impl BaselineCache {
@@ -52,20 +48,14 @@ impl BaselineCache {
     /// The baseline DLCT of `s` in seconds, or why the baseline run failed.
     pub fn dlct_s(&self, s: &Scenario) -> Result<f64, String> {
         let key = baseline_key(s).map_err(|e| e.to_string())?;
-        let slot = {
-            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            Arc::clone(slots.entry(key).or_default())
-        };
-        slot.get_or_init(|| {
-            self.simulated.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.dlcts.get_or_compute(key, || {
             run(s, true).map(|out| out.report.dlct_s).map_err(|e| format!("baseline: {e}"))
         })
-        .clone()
     }
 
     /// How many baselines were simulated (not taken from the cache).
     pub fn simulated(&self) -> u64 {
-        self.simulated.load(std::sync::atomic::Ordering::Relaxed)
+        self.dlcts.computed()
     }
 }
 

@@ -14,7 +14,7 @@ use crate::journal::{self, Finished, JOURNAL_FILE};
 use crate::outdir::{self, SUMMARY_FILE, TABLE_FILE};
 use crate::plan::{cell_overrides, run_key, selected_runs, RunKey, Shard};
 use crate::progress::{Mode, Progress};
-use crate::runner::execute;
+use crate::runner::{execute, RunCache};
 use crate::spec::Spec;
 use crate::{parquet_out, table, SweepError, BRAID_VERSION, GIT_COMMIT};
 
@@ -45,6 +45,9 @@ pub struct Summary {
     /// Runs this invocation simulated.
     pub ran: u64,
     pub baselines_simulated: u64,
+    /// Distinct scenarios this invocation simulated: `ran` minus the runs whose resolved
+    /// scenario an earlier run of this invocation already had.
+    pub scenarios_simulated: u64,
     pub jobs: usize,
     pub shard: Option<String>,
     pub merged_from: Vec<PathBuf>,
@@ -106,6 +109,7 @@ pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
 
     let writer = Mutex::new(journal::Writer::open(&journal_path)?);
     let cache = BaselineCache::new();
+    let runs = RunCache::new();
     let progress = Progress::new(opts.progress, pending.len() as u64, skipped);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
@@ -128,7 +132,7 @@ pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
                         let Some(&id) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             break;
                         };
-                        let done = execute(spec, id, &cache);
+                        let done = execute(spec, id, &cache, &runs);
                         let written =
                             writer.lock().unwrap_or_else(|e| e.into_inner()).append(&done.line);
                         if let Err(e) = written {
@@ -165,6 +169,7 @@ pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
         skipped,
         ran,
         baselines_simulated: cache.simulated(),
+        scenarios_simulated: runs.computed(),
         jobs: opts.jobs,
         shard: opts.shard.map(|s| s.to_string()),
         merged_from: Vec::new(),
@@ -216,6 +221,7 @@ pub fn merge(spec: &Spec, out: &Path, shards: &[PathBuf]) -> Result<Summary, Swe
         skipped: 0,
         ran: 0,
         baselines_simulated: 0,
+        scenarios_simulated: 0,
         jobs: 0,
         shard: None,
         merged_from: shards.to_vec(),
@@ -283,6 +289,31 @@ mod tests {
             let Scalar::Float(got) = relative[id as usize] else { unreachable!() };
             assert_eq!(got.to_bits(), want.to_bits(), "run {id}");
         }
+    }
+
+    /// BUF500 and CDL0 restate Table 1's buffer and drop-tail queues: the same scenario as no
+    /// key, simulated once (noise on, as sweeps default to), each row with the same report.
+    #[test]
+    fn cells_that_resolve_to_one_scenario_are_simulated_once() {
+        let dir = temp("dedupe");
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text = "base = \"scenarios/default.toml\"\nbaseline = true\n\
+                    [set]\n\"e2e.bytes\" = 1000000\n[axes]\nkeys = [\"\", \"BUF500\", \"CDL0\", \"BUF250\"]\n";
+        let spec = Spec::parse(text, &repo.join("spec.toml"), &repo).unwrap();
+        let opts = Options { out: dir.join("out"), jobs: 2, shard: None, progress: Mode::Quiet };
+        let summary = run(&spec, &opts).unwrap();
+        assert_eq!((summary.rows, summary.failed, summary.ran), (4, 0, 4));
+        assert_eq!(summary.scenarios_simulated, 2, "BUF250 differs, the other three are one");
+        let finished = journal::read(&opts.out.join(JOURNAL_FILE), spec.runs()).unwrap();
+        let columns = table::build(&spec, &finished).unwrap();
+        let dlct = &columns.iter().find(|c| c.name == "dlct_s").unwrap().values;
+        assert_eq!((&dlct[1], &dlct[2]), (&dlct[0], &dlct[0]));
+        // And each equals its own simulation.
+        let key = run_key(&spec, 1);
+        let mut s = Scenario::load(&spec.base, &cell_overrides(&spec, &key)).unwrap();
+        s.seed += u64::from(key.rep);
+        let want = braid_sim::run(&s, false).unwrap().report.dlct_s;
+        assert_eq!(dlct[1], Scalar::Float(want));
     }
 
     #[test]

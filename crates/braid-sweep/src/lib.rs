@@ -2,7 +2,8 @@
 //!
 //! A spec ([`spec`]) names a base scenario, overrides for every run and axes; the sweep runs
 //! the cross product of the axes times the repetitions ([`plan`]) on a pool of threads
-//! ([`engine`]), each run in-process ([`runner`]), each distinct baseline once ([`baseline`]).
+//! ([`engine`]), each run in-process ([`runner`]), each distinct baseline once ([`baseline`]) and each
+//! distinct resolved scenario once ([`once_map`]).
 //! Every finished run is appended to a journal ([`journal`]), so an interrupted sweep resumes
 //! where it stopped; at the end the journal becomes `runs.parquet` ([`table`],
 //! [`parquet_out`]). Shards (`run_id % N`) run apart and merge into the same table.
@@ -16,6 +17,7 @@ pub mod engine;
 pub mod flatten;
 pub mod hash;
 pub mod journal;
+pub mod once_map;
 pub mod outdir;
 pub mod parquet_out;
 pub mod plan;

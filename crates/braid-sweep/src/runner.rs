@@ -10,6 +10,7 @@ use braid_sim::{run, Report, Scenario};
 use crate::baseline::BaselineCache;
 use crate::hash::fnv1a_hex;
 use crate::journal::Record;
+use crate::once_map::OnceMap;
 use crate::plan::{cell_overrides, run_key};
 use crate::spec::Spec;
 use crate::{BRAID_VERSION, GIT_COMMIT};
@@ -29,12 +30,20 @@ struct Outcome {
     scenario_hash: Option<String>,
 }
 
+/// Reports by resolved scenario (its TOML, seed included, the `keys` list left out: after
+/// resolution it only names overlays already applied to the fields, and nothing that simulates
+/// reads it): two cells whose overrides resolve to the same scenario (a key that restates a
+/// default, e.g. `BUF500` or `CDL0`) are simulated once, and both rows get that run's report,
+/// which is the report a second simulation would give bit for bit (the simulator is
+/// deterministic given the scenario and its seed).
+pub type RunCache = OnceMap<Result<Report, String>>;
+
 /// Runs run `id` of the sweep and makes its journal record.
-pub fn execute(spec: &Spec, id: u64, cache: &BaselineCache) -> Finished {
+pub fn execute(spec: &Spec, id: u64, cache: &BaselineCache, runs: &RunCache) -> Finished {
     let key = run_key(spec, id);
     let mut outcome = Outcome::default();
     let caught = catch_unwind(AssertUnwindSafe(|| {
-        simulate(spec, &cell_overrides(spec, &key), key.rep, cache, &mut outcome)
+        simulate(spec, &cell_overrides(spec, &key), key.rep, cache, runs, &mut outcome)
     }));
     let result = match caught {
         Ok(result) => result,
@@ -70,6 +79,7 @@ fn simulate(
     overrides: &[String],
     rep: u32,
     cache: &BaselineCache,
+    runs: &RunCache,
     outcome: &mut Outcome,
 ) -> Result<Report, String> {
     let mut s: Scenario = Scenario::load(&spec.base, overrides).map_err(|e| e.to_string())?;
@@ -77,7 +87,10 @@ fn simulate(
     outcome.seed = Some(s.seed);
     let toml = s.to_toml_string().map_err(|e| e.to_string())?;
     outcome.scenario_hash = Some(fnv1a_hex(&toml));
-    let mut report = run(&s, false).map_err(|e| e.to_string())?.report;
+    let unkeyed = Scenario { keys: Vec::new(), ..s.clone() };
+    let run_key = unkeyed.to_toml_string().map_err(|e| e.to_string())?;
+    let mut report = runs
+        .get_or_compute(run_key, || run(&s, false).map(|o| o.report).map_err(|e| e.to_string()))?;
     if spec.baseline {
         // As braid_sim::run_with_baseline computes them.
         let base = cache.dlct_s(&s)?;
