@@ -37,3 +37,14 @@ def try_report(overrides, scenario="scenarios/default.toml", baseline=False):
         return report(overrides, scenario, baseline)
     except subprocess.CalledProcessError:
         return None
+
+
+def lab(overrides, scenario="scenarios/default.toml"):
+    """The JSON report of one `braid lab --mode tunnel --emulator linkem --baseline` run (real
+    namespaces, kernel TCP, two `braid tunnel` daemons; needs root)."""
+    cmd = [binary(), "lab", os.path.join(ROOT, scenario), "--mode", "tunnel",
+           "--emulator", "linkem", "--baseline", "--json"]
+    for o in overrides:
+        cmd += ["--set", o]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)

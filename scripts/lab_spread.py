@@ -11,12 +11,9 @@ Needs root and a quiet machine (the lab is real time on 2 cores):
     cargo build --release -p braid && sudo python3 scripts/lab_spread.py [--runs 5] [--bytes 100000000]
 """
 import argparse
-import json
-import os
 import statistics
-import subprocess
 
-from braidsim import ROOT, binary, report
+from braidsim import lab, report
 
 # The cells: the default scenario (Cubic over BBR tunnels, CPF), and the two cells that tip
 # between modes in the simulator (docs/validation.md, "Repetitions: the noise model").
@@ -31,15 +28,6 @@ CELLS = [
 
 # The sweeps' noise model (crates/braid-sim/src/noise.rs, NoiseConfig::host).
 NOISE = ["sim.noise.host_jitter_us=20", "sim.noise.start_offset_ms=1000", "sim.noise.cc_phase=true"]
-
-
-def lab(overrides):
-    cmd = [binary(), "lab", os.path.join(ROOT, "scenarios/default.toml"), "--mode", "tunnel",
-           "--emulator", "linkem", "--baseline", "--json"]
-    for o in overrides:
-        cmd += ["--set", o]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)["relative_dlct"]
 
 
 def summary(values):
@@ -61,7 +49,7 @@ def main():
         sim = [report(sets + NOISE + [f"seed={s}"], baseline=True)["relative_dlct"]
                for s in range(1, args.runs + 1)]
         print(f"| {name} | simulator, noise, seeds 1-{args.runs} | {summary(sim)} |", flush=True)
-        real = [lab(sets) for _ in range(args.runs)]
+        real = [lab(sets)["relative_dlct"] for _ in range(args.runs)]
         print(f"| {name} | lab, {args.runs} runs | {summary(real)} |", flush=True)
 
 

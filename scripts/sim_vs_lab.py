@@ -15,21 +15,9 @@ TCP's Linux switches `--alt-set e2e.dsack=true --alt-set e2e.cubic_undo=linux`.
 The lab is a 2-core VM: run it on a quiet machine, and read the min-max spread.
 """
 import argparse
-import json
-import os
 import statistics
-import subprocess
 
-from braidsim import ROOT, binary, report
-
-
-def lab(overrides, scenario="scenarios/default.toml"):
-    cmd = [binary(), "lab", os.path.join(ROOT, scenario), "--mode", "tunnel",
-           "--emulator", "linkem", "--baseline", "--json"]
-    for o in overrides:
-        cmd += ["--set", o]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+from braidsim import lab, report
 
 
 def spread(values, fmt):
