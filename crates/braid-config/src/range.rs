@@ -6,6 +6,11 @@ use std::ops::RangeInclusive;
 
 use crate::FieldError;
 
+/// Buffers and queues, packets: the range of every queue length either driver configures.
+pub const QUEUE_PKTS: RangeInclusive<u64> = 1..=1_000_000;
+/// Margins, waits and timers, ms.
+pub const WAIT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
+
 /// An interval of floats, each end open or closed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct F64Range {

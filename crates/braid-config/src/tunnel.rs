@@ -17,17 +17,13 @@ use braid_core::tunnel::Reliability;
 use braid_core::wire::DATA_HEADER_LEN;
 use serde::{Deserialize, Serialize};
 
-use crate::range::{float, int, F64Range};
+use crate::range::{float, int, F64Range, QUEUE_PKTS, WAIT_MS};
 use crate::{AcpfTable, Bbr2Table, CountingChoice, FieldError};
 
 /// Outer IPv4 header, bytes (RFC 791, no options).
 const IPV4_HEADER_BYTES: u32 = 20;
 /// Outer UDP header, bytes (RFC 768).
 const UDP_HEADER_BYTES: u32 = 8;
-/// Buffers and queues, packets.
-const QUEUE_PKTS: std::ops::RangeInclusive<u64> = 1..=1_000_000;
-/// Margins, waits and timers, ms.
-const WAIT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
 
 /// The tunnel: scheduler, per-path congestion control and receiver reordering.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -139,8 +135,9 @@ impl Default for TunnelConfig {
     }
 }
 
-/// A scenario's millisecond field as a `Duration`.
-fn ms(v: f64) -> Duration {
+/// A configuration's millisecond field as a `Duration` (the simulator converts its own `*_ms`
+/// fields with it too).
+pub fn ms(v: f64) -> Duration {
     Duration::from_secs_f64(v / 1e3)
 }
 

@@ -33,7 +33,6 @@ pub mod overrides;
 mod validate;
 
 use std::path::Path;
-use std::time::Duration;
 
 use braid_core::cc::cubic::CubicUndo;
 use braid_core::cc::CcAlgorithm;
@@ -41,6 +40,7 @@ use serde::{Deserialize, Serialize};
 
 /// The `[tunnel]` section is the tunnel's own schema, shared with the daemon (braid-config).
 pub use braid_config::tuning;
+pub(crate) use braid_config::tunnel::ms;
 pub use braid_config::{AcpfTable, Bbr2Table, CountingChoice, TunnelConfig};
 pub use error::ScenarioError;
 pub use keys::ScenarioKey;
@@ -179,11 +179,6 @@ impl PathConfig {
     pub fn cellular() -> Self {
         PathConfig { name: "cellular".to_string(), rtt_ms: 40.0, cost: 2, ..PathConfig::default() }
     }
-}
-
-/// A scenario's millisecond field as a `Duration`.
-pub(crate) fn ms(v: f64) -> Duration {
-    Duration::from_secs_f64(v / 1e3)
 }
 
 /// The end-to-end traffic: a greedy TCP download or a constant-rate UDP flow.

@@ -3,9 +3,8 @@
 //! float check because each is written as a positive containment test.
 
 use std::collections::BTreeMap;
-use std::ops::RangeInclusive;
 
-use braid_config::range::{float, int, F64Range};
+use braid_config::range::{float, int, F64Range, QUEUE_PKTS, WAIT_MS};
 use braid_config::FieldError;
 
 use super::{
@@ -16,10 +15,6 @@ use super::{
 const RTT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
 /// Link rates, Mbit/s.
 const RATE_MBPS: F64Range = F64Range::open_closed(0.0, 100_000.0);
-/// Buffers and queues, packets (as braid-config's for the tunnel's queues).
-const QUEUE_PKTS: RangeInclusive<u64> = 1..=1_000_000;
-/// Margins, waits and timers, ms.
-const WAIT_MS: F64Range = F64Range::closed(0.0, 10_000.0);
 /// CoDel's INTERVAL, ms: a round trip, from a LAN's to a satellite's.
 const CODEL_INTERVAL_MS: F64Range = F64Range::open_closed(0.0, 10_000.0);
 /// A probability.
