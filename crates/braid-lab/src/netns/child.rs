@@ -37,6 +37,8 @@ pub struct Child {
     child: std::process::Child,
     stdout_lines: Receiver<String>,
     tail: Arc<Mutex<VecDeque<String>>>,
+    /// The threads copying stdout and stderr into `tail`; they end at the pipes' EOF.
+    readers: Vec<thread::JoinHandle<()>>,
 }
 
 impl Child {
@@ -77,15 +79,16 @@ impl Child {
         drop(ns_file);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let (tx, stdout_lines) = mpsc::channel();
+        let mut readers = Vec::new();
         if let Some(out) = child.stdout.take() {
             let tail = Arc::clone(&tail);
-            thread::spawn(move || forward_lines(out, "", &tail, Some(tx)));
+            readers.push(thread::spawn(move || forward_lines(out, "", &tail, Some(tx))));
         }
         if let Some(err) = child.stderr.take() {
             let tail = Arc::clone(&tail);
-            thread::spawn(move || forward_lines(err, "stderr: ", &tail, None));
+            readers.push(thread::spawn(move || forward_lines(err, "stderr: ", &tail, None)));
         }
-        Ok(Child { name: line, child, stdout_lines, tail })
+        Ok(Child { name: line, child, stdout_lines, tail, readers })
     }
 
     pub fn pid(&self) -> u32 {
@@ -109,6 +112,11 @@ impl Child {
                 Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
                     // Disconnected: stdout closed, the child has exited or is exiting.
                     let exited = self.exit_status_within(Duration::from_millis(200));
+                    if exited.is_some() {
+                        // stdout's EOF can come before the stderr thread has stored the
+                        // child's last words; wait for both pipes to drain.
+                        self.readers_done_within(Duration::from_millis(500));
+                    }
                     return Err(NetError::NotReady {
                         what: self.name.clone(),
                         marker: marker.to_string(),
@@ -130,6 +138,15 @@ impl Child {
     pub fn output_tail(&self) -> String {
         let tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
         tail.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Waits up to `limit` for the output threads to reach EOF (a grandchild holding the
+    /// pipes open keeps them running; then the tail is whatever arrived in time).
+    fn readers_done_within(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while !self.readers.iter().all(|r| r.is_finished()) && Instant::now() < deadline {
+            thread::sleep(EXIT_POLL);
+        }
     }
 
     fn exit_status_within(&mut self, limit: Duration) -> Option<String> {
