@@ -198,7 +198,6 @@ pub struct World {
     pool: PacketPool,
     links: Vec<Link>,
     hops: Vec<Hop>,
-    timers: [Option<Instant>; 6],
     server: ServerApp,
     ue_app: UeApp,
     tunnel: Option<Tunnel>,
@@ -322,7 +321,6 @@ impl World {
             pool: PacketPool::with_capacity(8192),
             links,
             hops,
-            timers: [None; 6],
             server,
             ue_app,
             tunnel,
@@ -587,16 +585,10 @@ impl World {
 
     // ---- endpoints ----
 
-    /// An agent's timer event. Only the event its slot names is live: one that an earlier
-    /// deadline superseded finds the slot elsewhere and does nothing, since every change of an
-    /// agent's deadline goes through [`World::pump`], which re-arms it.
+    /// An agent's timer fired (the queue keeps one per agent, [`EventQueue::arm`]); every change
+    /// of an agent's deadline goes through [`World::pump`], which re-arms it.
     fn on_timer(&mut self, agent: Agent) {
         let now = self.now;
-        let slot = &mut self.timers[agent as usize];
-        if *slot != Some(now) {
-            return;
-        }
-        *slot = None;
         match agent {
             Agent::Server => {
                 if let ServerApp::Tcp(tcp) = &mut self.server {
@@ -719,16 +711,11 @@ impl World {
         }
     }
 
-    /// Schedules the agent's timer if its deadline is earlier than the one already pending.
-    /// Later deadlines need no event: when the pending one fires, the agent re-arms.
+    /// Arms the agent's timer if its deadline is earlier than the one already pending. Later
+    /// deadlines need nothing: when the pending one fires, the agent re-arms.
     fn arm(&mut self, agent: Agent) {
         let Some(d) = self.deadline(agent) else { return };
-        let d = d.max(self.now);
-        let slot = &mut self.timers[agent as usize];
-        if slot.is_none_or(|s| d < s) {
-            *slot = Some(d);
-            self.events.schedule(d, Event::Timer(agent as u16));
-        }
+        self.events.arm(agent as u16, d.max(self.now));
     }
 
     // ---- observation ----
