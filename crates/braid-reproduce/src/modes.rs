@@ -30,7 +30,9 @@
 //! uniform or an exponential (skewed) 2-3%, so among the 330 cells of a matrix a split or
 //! a few can be chance. Two modes at 0.54 and 1.02 with a within-mode sd of 0.05 are found 9
 //! times in 10, with an sd of 0.08 3 in 10: the rule needs an empty stretch, and two wide modes
-//! whose tails meet read as one. A single run apart from the rest is never a mode: one run is
+//! whose tails meet read as one, and so can a cell with one run in the empty stretch (5 runs at
+//! 0.54-0.56, one at 0.78, 2 at 0.93 and 2 at 1.03 is one mode: that run widens whichever mode
+//! takes it past the gap test). A single run apart from the rest is never a mode: one run is
 //! as likely an outlier as a mode, and a share of one repetition says little; it stays in the
 //! nearest mode and widens it. Means and shares describe the runs; they are not estimates with
 //! intervals.
@@ -224,6 +226,11 @@ mod tests {
         assert_eq!(modes(&close, &RELATIVE_DLCT).len(), 1);
         let lower = Rule { min_gap: 0.03, ..RELATIVE_DLCT };
         assert_eq!(sizes(&modes(&close, &lower)), [4, 4]);
+        // The documented limit: one run in the empty stretch widens a mode past the test.
+        let between = [0.779, 0.556, 0.539, 0.545, 0.929, 1.038, 0.558, 0.553, 1.033, 0.927];
+        assert_eq!(modes(&between, &RELATIVE_DLCT).len(), 1);
+        let without: Vec<f64> = between.iter().copied().filter(|&v| v != 0.779).collect();
+        assert_eq!(sizes(&modes(&without, &RELATIVE_DLCT)), [5, 2, 2]);
         // Identical values within each cluster: zero sd, the floor decides.
         assert_eq!(sizes(&modes(&[0.5, 0.5, 0.5, 1.0, 1.0], &RELATIVE_DLCT)), [3, 2]);
     }
