@@ -232,6 +232,7 @@ def bars_relative_dlct(
     order=None,
     hue_order=None,
     reference_lines=True,
+    modes=None,
     ncols=3,
     ax=None,
     title=None,
@@ -253,16 +254,20 @@ def bars_relative_dlct(
     order, hue_order: explicit category orders (others follow in table order).
     reference_lines: for relative DLCT, dashed lines at 50% (both paths fully used) and
         100% (no gain over one path).
+    modes: a table with a `modes` column per cell, as table_scenarios.csv (`combination`,
+        `scheduler`, `scenario`, `modes`): bars of cells with two or more modes are hatched,
+        since their mean describes no run. Cells pooled over scenarios are not marked.
     ax: draw into this Axes (only without `panel`).
     rc: matplotlib rc overrides (see `braid.style`).
     """
     with style.context(rc):
         df = with_scenario(with_combination(_usable(df, value)))
         used = {group, hue, panel}
+        shown = None  # the one scenario drawn, if rows were kept by `scenario`
         if scenario is not None and "keys" in df.columns and not used & {"keys", "scenario"}:
             wanted = df["keys"].fillna("").astype(str) == str(scenario)
             if wanted.any():
-                df = df[wanted]
+                df, shown = df[wanted], scenario
         if df.empty:
             raise ValueError(f"no usable rows with a {value!r} value")
         if hue is None or hue not in df.columns:
@@ -274,6 +279,7 @@ def bars_relative_dlct(
         label, scale, lower_better = _value_info(value)
 
         keys = [c for c in (panel, group, hue) if c is not None]
+        marked = _multimodal(modes, keys, shown)
         stats = df.groupby(keys, sort=False, dropna=False)[value].agg(["mean", "std", "count"]).reset_index()
         stats["std"] = stats["std"].fillna(0.0)
 
@@ -299,7 +305,7 @@ def bars_relative_dlct(
             for j, h in enumerate(hues):
                 rows = sub[sub[hue] == h].set_index(group).reindex(groups)
                 ys = np.arange(len(groups)) - 0.4 + bar_h * (j + 0.5)
-                a.barh(
+                bars = a.barh(
                     ys,
                     rows["mean"].to_numpy(dtype=float) * scale,
                     height=bar_h * 0.92,
@@ -309,6 +315,10 @@ def bars_relative_dlct(
                     error_kw={"elinewidth": 1.0, "capsize": 2},
                     label=_display(hue, h) if hue != "_hue" else None,
                 )
+                for bar, g in zip(bars, groups):
+                    if tuple(str(v) for v in (p, g, h)[3 - len(keys) :]) in marked:
+                        bar.set_hatch("///")
+                        bar.set_edgecolor("white")
             a.set_yticks(np.arange(len(groups)))
             a.set_yticklabels([_display(group, g) for g in groups])
             a.set_ylim(len(groups) - 0.5, -0.5)  # first group on top
@@ -322,11 +332,32 @@ def bars_relative_dlct(
             if p is not None:
                 a.set_title(_display(panel, p))
         handles, labels = axes[0].get_legend_handles_labels()
+        if marked:
+            handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="0.6", edgecolor="white", hatch="///"))
+            labels.append("two or more modes")
         if labels:
             _legend_above(fig, axes, handles, labels, ax is not None)
         if title:
             fig.suptitle(title)
         return fig
+
+
+def _multimodal(modes, keys, scenario):
+    """The (panel, group, hue) keys, as strings, of the `modes` table's cells with two or more
+    modes; with `scenario` not a key, only that scenario's cells ("" = default; None = pooled,
+    none marked)."""
+    if modes is None or "modes" not in modes.columns:
+        return set()
+    m = modes.rename(columns={"scheduler": "tunnel.scheduler"})
+    if "scenario" in m.columns and "scenario" not in keys:
+        if scenario is None:
+            return set()
+        m = m[m["scenario"].astype(str) == _display("keys", scenario)]
+    if any(k not in m.columns for k in keys if k != "_hue"):
+        return set()
+    m = m[pd.to_numeric(m["modes"], errors="coerce") > 1]
+    cols = [m[k].astype(str) if k != "_hue" else pd.Series("", index=m.index) for k in keys]
+    return set(zip(*cols)) if len(m) else set()
 
 
 def bars_relative_dlct_by_scenario(df, *, arrange="combination", value="relative_dlct", **kwargs):
@@ -759,38 +790,43 @@ def nested_cc(directory, *, out_dir=None, strict=False, dpi=None):
         for t in ("Figure 2: relative DLCT per combination", "Figure 10: relative DLCT per scenario"):
             page.skip(t, str(err))
     if matrix is not None:
+        modes = _modes_table(os.path.join(directory, "table_scenarios.csv"))
+        hatched = " Hatched bars: cells whose runs fall into two or more modes (table_scenarios.csv)." if modes is not None else ""
         has_default = "keys" in matrix.columns and (matrix["keys"].fillna("").astype(str) == "").any()
         page.figure(
             "fig02_relative_dlct.png",
             "Figure 2: relative DLCT per combination",
-            lambda: bars_relative_dlct(matrix, sort=True),
+            lambda: bars_relative_dlct(matrix, sort=True, modes=modes),
             lambda: "Download completion time through the two-path tunnel relative to the same download over "
             "path 1 without a tunnel, per E2E/tunnel congestion-control combination and scheduler; bars are "
             "means over repetitions, grey lines one standard deviation. 50% would be full use of both paths, "
             "above 100% the tunnel is slower than one path. "
             + ("Default scenario only. " if has_default else "All scenarios pooled. ")
             + "Sorted by the first scheduler's mean. "
-            + _runs_facts(matrix),
+            + _runs_facts(matrix)
+            + hatched,
         )
         scenarios = matrix["keys"].fillna("").nunique() if "keys" in matrix.columns else 0
         if scenarios > 1:
             page.figure(
                 "fig10_by_combination.png",
                 "Figure 10 (c-f): relative DLCT per scenario, one panel per combination",
-                lambda: bars_relative_dlct_by_scenario(matrix, arrange="combination"),
+                lambda: bars_relative_dlct_by_scenario(matrix, arrange="combination", modes=modes),
                 lambda: "Relative DLCT for each Table 2 scenario (keys; default = Table 1), one panel per "
                 "E2E/tunnel combination, bars per scheduler, mean and one standard deviation over repetitions. "
                 "The paper's Figure 10 is drawn for its default scheduler (CPF) and highlights pairs of scenarios "
                 "that differ in RTT; here every scheduler in the sweep is drawn side by side. "
-                + _runs_facts(matrix),
+                + _runs_facts(matrix)
+                + hatched,
             )
             page.figure(
                 "fig10_by_scenario.png",
                 "Figure 10 (a-b): relative DLCT per combination, one panel per scenario",
-                lambda: bars_relative_dlct_by_scenario(matrix, arrange="scenario"),
+                lambda: bars_relative_dlct_by_scenario(matrix, arrange="scenario", modes=modes),
                 lambda: "The same runs arranged by scenario: each panel one scenario, a bar per combination "
                 "and scheduler. The paper shows a subset of the scenarios here; this page shows all of them. "
-                + _runs_facts(matrix),
+                + _runs_facts(matrix)
+                + hatched,
             )
         else:
             page.skip("Figure 10: relative DLCT per scenario", "the matrix has a single scenario (no keys axis)")
@@ -861,14 +897,27 @@ def nested_cc(directory, *, out_dir=None, strict=False, dpi=None):
         "Table 3: average relative DLCT per combination and scheduler",
         "Mean DLCT through the tunnel divided by the single-path DLCT (1.0 = no gain, 0.5 = both paths "
         "fully used), over every scenario and repetition, with a 95% confidence half-width and the number "
-        "of runs. Simulated, so values are comparable with the paper's in trend, not in digits.",
+        "of runs; multimodal_scenarios counts the row's scenarios whose runs fall into two or more modes, "
+        "where the mean describes no run. Simulated, so values are comparable with the paper's in trend, "
+        "not in digits.",
     )
     page.table(
         os.path.join(directory, "table_scenarios.csv"),
         "Relative DLCT per scenario",
-        "The matrix broken down by Table 2 scenario (the numbers behind Figure 10).",
+        "The matrix broken down by Table 2 scenario (the numbers behind Figure 10). modes: how many "
+        "clusters the cell's runs form with nothing between them; mode_means and mode_shares: each "
+        "one's mean and fraction of the runs, lowest first, separated by ';' (docs/sweeps.md).",
     )
     return page.write("Braid: nested congestion control (Pieska et al. 2024), reproduced")
+
+
+def _modes_table(path):
+    """table_scenarios.csv if it exists and has a `modes` column, else None (no hatching)."""
+    try:
+        table = pd.read_csv(path, keep_default_na=False)
+    except (OSError, ValueError):
+        return None
+    return table if "modes" in table.columns else None
 
 
 def _series_caption(series, labels, what):

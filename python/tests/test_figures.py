@@ -151,6 +151,29 @@ def test_bars_by_scenario(tmp_path, arrange, panels, ylabel):
     assert_png(save(fig, tmp_path, f"by_{arrange}.png"))
 
 
+def test_bars_hatch_multimodal_cells_of_the_scenario_drawn():
+    combos = list(COMBOS)
+    modes = pd.DataFrame({
+        "combination": [combos[1], combos[0], combos[2]], "scheduler": ["srtt", "cpf", "cpf"],
+        "scenario": ["default", "SHORT+NEAR", "default"], "modes": [2, 3, 1],
+    })
+    fig = figures.bars_relative_dlct(matrix_df(), modes=modes)
+    (ax,) = visible_axes(fig)
+    # Patches: every combination's CPF bar, then every SRTT bar; only (combos[1], SRTT, default).
+    hatched = [i for i, bar in enumerate(ax.patches) if bar.get_hatch()]
+    assert hatched == [len(combos) + 1]
+    assert "two or more modes" in {t.get_text() for t in fig.legends[0].get_texts()}
+    # Per scenario: (combos[0], CPF, SHORT+NEAR) is hatched in its panel as well.
+    fig = figures.bars_relative_dlct_by_scenario(matrix_df(), arrange="combination", modes=modes)
+    axes = visible_axes(fig)
+    first = [i for i, bar in enumerate(axes[0].patches) if bar.get_hatch()]
+    assert first == [1]  # CPF bars of default, SHORT+NEAR, LONG+DIST
+    # Without a modes table, or pooled over scenarios, nothing is hatched.
+    for fig in (figures.bars_relative_dlct(matrix_df()),
+                figures.bars_relative_dlct(matrix_df(), modes=modes, scenario=None)):
+        assert not any(bar.get_hatch() for bar in visible_axes(fig)[0].patches)
+
+
 def test_bars_into_a_given_axes():
     import matplotlib.pyplot as plt
 
@@ -255,7 +278,8 @@ def write_dir(root, *, matrix=True, contour=True, series=True, tables=True):
                       "scheduler": ["cpf", "cpf"], "relative_dlct_mean": [0.6543, 0.8123],
                       "relative_dlct_ci95": [0.012, 0.034], "runs": [150, 150]}).to_csv(root / "table3.csv", index=False)
         pd.DataFrame({"scenario": ["SHORT+NEAR"], "combination": ["bbr/bbr"], "scheduler": ["cpf"],
-                      "relative_dlct_mean": [0.7777]}).to_csv(root / "table_scenarios.csv", index=False)
+                      "relative_dlct_mean": [0.7777], "modes": [2], "mode_means": ["0.54;1.02"],
+                      "mode_shares": ["0.6;0.4"]}).to_csv(root / "table_scenarios.csv", index=False)
 
 
 def test_loaders(tmp_path):
@@ -291,6 +315,7 @@ def test_cli_draws_every_figure_and_the_page(tmp_path):
         assert_png(tmp_path / src)
     assert page.count('<table class="dataframe data"') == 2
     assert "0.654" in page and "bbr2" in page and "0.778" in page  # both tables rendered
+    assert "0.54;1.02" in page and "Hatched bars" in page  # the modes, and the figures mark them
     assert "Not drawn" not in page
     assert "http" not in page.split("</style>")[0]  # nothing fetched from outside
     assert "300 MB" in page and "simulated" in page.lower()

@@ -9,6 +9,7 @@
 //! folder, resumably (docs/sweeps.md, "braid reproduce"). Drawing the figures is the Python
 //! module `braid.figures`; this crate makes the data.
 
+pub mod modes;
 pub mod nested_cc;
 pub mod run;
 pub mod series;

@@ -3,13 +3,22 @@
 //! combination and scheduler, and by combination, scheduler and scenario.
 //!
 //! `table3.csv`: `combination, e2e_cc, tunnel_cc, reorder, scheduler, relative_dlct_mean,
-//! relative_dlct_ci95, runs, failed`, one row per combination and scheduler: the mean over all
-//! scenarios and repetitions. `table_scenarios.csv`: `combination, e2e_cc, tunnel_cc, reorder,
-//! scheduler, scenario, relative_dlct_mean, relative_dlct_ci95, relative_dlct_min,
-//! relative_dlct_max, runs, failed`, one row per scenario too (`default` for no keys). `runs`
-//! counts the successful runs the statistics are over, `failed` the runs that ended in an
-//! error (left out). The half-width is Student's t ([`crate::stats`]); an undefined statistic
-//! (no runs, or one for the half-width) is an empty field.
+//! relative_dlct_ci95, runs, failed, multimodal_scenarios`, one row per combination and
+//! scheduler: the mean over all scenarios and repetitions, and how many of the row's scenarios
+//! have two or more modes (so a mean over runs that fall into separate clusters is not read as a
+//! typical run). `table_scenarios.csv`: `combination, e2e_cc, tunnel_cc, reorder, scheduler,
+//! scenario, relative_dlct_mean, relative_dlct_ci95, relative_dlct_min, relative_dlct_max,
+//! runs, failed, modes, mode_means, mode_shares`, one row per scenario too (`default` for no
+//! keys). `runs` counts the successful runs the statistics are over, `failed` the runs that
+//! ended in an error (left out). The half-width is Student's t ([`crate::stats`]); an undefined
+//! statistic (no runs, or one for the half-width) is an empty field.
+//!
+//! `modes` is the number of modes of the cell's runs ([`crate::modes`], rule
+//! [`RELATIVE_DLCT`]; 0 without runs), `mode_means` their means and `mode_shares` the fraction
+//! of the runs in each, lowest mode first, separated by `;` (`0.54;1.02` and `0.6;0.4`; a
+//! one-mode cell has its mean and `1`). In pandas:
+//! `df.mode_means.str.split(";")` gives lists; the columns stay at the end so readers by
+//! position are unaffected.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +26,7 @@ use braid_sweep::journal::Finished;
 use braid_sweep::plan::run_key;
 use braid_sweep::Spec;
 
+use crate::modes::{modes, Mode, RELATIVE_DLCT};
 use crate::nested_cc::{combination, Combination};
 use crate::stats::{summarize, Summary};
 
@@ -71,11 +81,12 @@ pub fn tables(spec: &Spec, finished: &Finished) -> Result<(String, String), Tabl
 
     let mut table3 = String::from(
         "combination,e2e_cc,tunnel_cc,reorder,scheduler,relative_dlct_mean,relative_dlct_ci95,\
-         runs,failed\n",
+         runs,failed,multimodal_scenarios\n",
     );
     let mut by_scenario = String::from(
         "combination,e2e_cc,tunnel_cc,reorder,scheduler,scenario,relative_dlct_mean,\
-         relative_dlct_ci95,relative_dlct_min,relative_dlct_max,runs,failed\n",
+         relative_dlct_ci95,relative_dlct_min,relative_dlct_max,runs,failed,modes,mode_means,\
+         mode_shares\n",
     );
     for (ci, c) in combos.iter().enumerate() {
         for si in 0..spec.axes[s_axis].values.len() {
@@ -88,6 +99,7 @@ pub fn tables(spec: &Spec, finished: &Finished) -> Result<(String, String), Tabl
                 label(s_axis, si)
             );
             let mut all = Group::default();
+            let mut multimodal = 0;
             for ki in 0..spec.axes[k_axis].values.len() {
                 let g = groups.get(&(ci, si, ki)).cloned().unwrap_or_default();
                 let s = summarize(&g.values);
@@ -95,20 +107,25 @@ pub fn tables(spec: &Spec, finished: &Finished) -> Result<(String, String), Tabl
                     k if k.is_empty() => "default".to_string(),
                     k => k,
                 };
+                let m = modes(&g.values, &RELATIVE_DLCT);
+                multimodal += usize::from(m.len() > 1);
                 by_scenario += &format!(
-                    "{prefix},{scenario},{},{},{},{},{},{}\n",
+                    "{prefix},{scenario},{},{},{},{},{},{},{},{}\n",
                     num(s.mean),
                     num(s.ci95),
                     num(s.min),
                     num(s.max),
                     s.n,
-                    g.failed
+                    g.failed,
+                    m.len(),
+                    mode_columns(&m)
                 );
                 all.values.extend(g.values);
                 all.failed += g.failed;
             }
             let Summary { mean, ci95, n, .. } = summarize(&all.values);
-            table3 += &format!("{prefix},{},{},{n},{}\n", num(mean), num(ci95), all.failed);
+            table3 +=
+                &format!("{prefix},{},{},{n},{},{multimodal}\n", num(mean), num(ci95), all.failed);
         }
     }
     Ok((table3, by_scenario))
@@ -124,6 +141,13 @@ fn relative_dlct(line: &str) -> Result<Option<f64>, String> {
         .as_f64()
         .map(Some)
         .ok_or_else(|| "an ok run without report.relative_dlct".to_string())
+}
+
+/// `mode_means,mode_shares`: each mode's mean and fraction of the runs, `;`-separated.
+fn mode_columns(m: &[Mode]) -> String {
+    let total: usize = m.iter().map(|m| m.n).sum();
+    let join = |f: &dyn Fn(&Mode) -> f64| m.iter().map(|m| num(f(m))).collect::<Vec<_>>().join(";");
+    format!("{},{}", join(&|m| m.mean), join(&|m| m.n as f64 / total as f64))
 }
 
 /// A number for CSV: shortest exact form, empty when undefined.
@@ -172,12 +196,12 @@ mod tests {
         assert_eq!(&cells[..5], ["cubic/ccid5", "cubic", "ccid5", "adaptive", "cpf"]);
         let mean: f64 = cells[5].parse().unwrap();
         assert!((mean - 0.7).abs() < 1e-12);
-        assert_eq!(&cells[7..], ["3", "1"]);
+        assert_eq!(&cells[7..], ["3", "1", "0"]);
         // 0.2 sd, t(2) = 4.303.
         let ci: f64 = cells[6].parse().unwrap();
         assert!((ci - 4.303 * 0.2 / 3f64.sqrt()).abs() < 1e-9, "{ci}");
         // Groups with no runs have empty statistics.
-        assert_eq!(rows[2], "cubic/ccid5,cubic,ccid5,adaptive,srtt,,,0,0");
+        assert_eq!(rows[2], "cubic/ccid5,cubic,ccid5,adaptive,srtt,,,0,0,0");
 
         let srows: Vec<&str> = ts.lines().collect();
         assert_eq!(srows.len(), 1 + 2 * 2 * 15);
@@ -185,7 +209,42 @@ mod tests {
         assert_eq!(&default[..6], ["cubic/ccid5", "cubic", "ccid5", "adaptive", "cpf", "default"]);
         let stat = |i: usize| default[i].parse::<f64>().unwrap();
         assert!((stat(6) - 0.6).abs() < 1e-12 && (stat(7) - 1.2706).abs() < 1e-9);
-        assert_eq!(&default[8..], ["0.5", "0.7", "2", "0"]);
-        assert_eq!(srows[2], "cubic/ccid5,cubic,ccid5,adaptive,cpf,SHORT,0.9,,0.9,0.9,1,1");
+        // Two runs are one mode (a mode needs two).
+        assert_eq!(&default[8..], ["0.5", "0.7", "2", "0", "1", "0.6", "1"]);
+        assert_eq!(srows[2], "cubic/ccid5,cubic,ccid5,adaptive,cpf,SHORT,0.9,,0.9,0.9,1,1,1,0.9,1");
+        assert!(srows[3].ends_with(",0,0,0,,"), "{}", srows[3]);
+    }
+
+    #[test]
+    fn a_bimodal_scenario_reports_its_modes_and_is_counted_in_table_3() {
+        let one: Vec<&Combination> = crate::nested_cc::COMBINATIONS[..1].iter().collect();
+        let text = matrix(&SpecInputs { bytes: 1000, reps: 10, combinations: &one })
+            .replace(BASE_FILE, "Cargo.toml");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let spec = Spec::parse(&text, &dir.join("s.toml"), dir).unwrap();
+        let mut finished = Finished::new();
+        // CPF, default scenario: 6 runs near 0.54 and 4 near 1.02, nothing between.
+        let bimodal = [0.53, 1.01, 0.55, 0.54, 1.03, 0.52, 1.02, 0.56, 1.02, 0.54];
+        // CPF, SHORT: one cluster.
+        let unimodal = [0.70, 0.72, 0.73, 0.75, 0.76, 0.78, 0.79, 0.81, 0.83, 0.84];
+        for (id, v) in bimodal.iter().chain(&unimodal).enumerate() {
+            finished.insert(id as u64, line(id as u64, Some(*v)));
+        }
+        let (t3, ts) = tables(&spec, &finished).unwrap();
+        let cpf: Vec<&str> = t3.lines().nth(1).unwrap().split(',').collect();
+        assert_eq!(cpf[4], "cpf");
+        assert_eq!(&cpf[7..], ["20", "0", "1"]);
+        let srows: Vec<&str> = ts.lines().collect();
+        let default: Vec<&str> = srows[1].split(',').collect();
+        assert_eq!((default[5], default[12]), ("default", "2"));
+        let means: Vec<f64> = default[13].split(';').map(|v| v.parse().unwrap()).collect();
+        assert_eq!(means.len(), 2);
+        assert!((means[0] - 0.54).abs() < 1e-12 && (means[1] - 1.02).abs() < 1e-12, "{means:?}");
+        assert_eq!(default[14], "0.6;0.4");
+        let short: Vec<&str> = srows[2].split(',').collect();
+        assert_eq!((short[5], short[12], short[14]), ("SHORT", "1", "1"));
+        // The mode's mean is the cell's (summed in sorted order: equal to the last bit or two).
+        let (mode, mean) = (short[13].parse::<f64>().unwrap(), short[6].parse::<f64>().unwrap());
+        assert!((mode - mean).abs() < 1e-12, "{mode} {mean}");
     }
 }

@@ -65,20 +65,32 @@ fn a_tiny_reproduction_makes_table_3_and_resumes() {
     assert_eq!(
         rows[0],
         "combination,e2e_cc,tunnel_cc,reorder,scheduler,relative_dlct_mean,relative_dlct_ci95,\
-         runs,failed"
+         runs,failed,multimodal_scenarios"
     );
     assert_eq!(rows.len(), 1 + 22, "{table3}");
     for row in &rows[1..] {
         let cells: Vec<&str> = row.split(',').collect();
-        assert_eq!(cells.len(), 9, "{row}");
+        assert_eq!(cells.len(), 10, "{row}");
         for stat in &cells[5..7] {
             let v: f64 = stat.parse().unwrap_or_else(|_| panic!("{row}"));
             assert!(v.is_finite() && v >= 0.0, "{row}");
         }
-        assert_eq!(&cells[7..], ["30", "0"], "{row}");
+        // 2 repetitions a scenario cannot hold two modes of at least 2 runs each.
+        assert_eq!(&cells[7..], ["30", "0", "0"], "{row}");
     }
     let scenarios = fs::read_to_string(out.join("table_scenarios.csv")).unwrap();
     assert_eq!(scenarios.lines().count(), 1 + 22 * 15);
+    assert!(scenarios
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",runs,failed,modes,mode_means,mode_shares"));
+    for row in scenarios.lines().skip(1) {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(cells.len(), 15, "{row}");
+        // One mode holding every run, its mean the cell's (two runs sum alike in any order).
+        assert_eq!(&cells[12..], ["1", cells[6], "1"], "{row}");
+    }
     let points = fs::read_to_string(out.join("contour_points.csv")).unwrap();
     assert_eq!(points.lines().count(), 1 + 3);
     let manifest: serde_json::Value =
