@@ -12,7 +12,8 @@
 // FlowMonitor: the program is timed (--sample prints a trace, for looking, not timing).
 //
 // Prints one JSON object: the simulated download completion time (from the application's
-// start, i.e. the SYN, to the last byte at the sink) and the drops (at the proxy: path 1's
+// start, i.e. the SYN, to the last byte at the sink), the handshake's part of it (the
+// sender's socket ESTABLISHED; Braid's simulated TCP has no handshake) and the drops (at the proxy: path 1's
 // downlink). The caller measures the wall time (scripts/bench_vs_ns3.py).
 //
 // Braid's links count a 14-byte Ethernet header on every frame (sim.framing_bytes); a
@@ -60,6 +61,25 @@ void
 OnTcDrop(uint32_t node, Ptr<const Packet>)
 {
     ++g_drops[node];
+}
+
+Time g_established = Time(-1);
+
+void
+OnState(TcpSocket::TcpStates_t, TcpSocket::TcpStates_t now)
+{
+    if (now == TcpSocket::ESTABLISHED && g_established.IsNegative())
+    {
+        g_established = Simulator::Now();
+    }
+}
+
+// The sender's socket exists once the application has started: follow its state, to know
+// when the handshake ends and data starts (Braid's simulated TCP starts there).
+void
+TraceState(Ptr<BulkSendApplication> app)
+{
+    app->GetSocket()->TraceConnectWithoutContext("State", MakeCallback(&OnState));
 }
 
 uint32_t g_cwnd = 0;
@@ -257,6 +277,9 @@ main(int argc, char* argv[])
                             Seconds(sampleS),
                             mss);
     }
+    Simulator::Schedule(start + NanoSeconds(1),
+                        &TraceState,
+                        DynamicCast<BulkSendApplication>(bulkApp.Get(0)));
     Simulator::Stop(Seconds(maxTimeS));
     Simulator::Run();
     Simulator::Destroy();
@@ -270,9 +293,10 @@ main(int argc, char* argv[])
                      maxTimeS);
         return 1;
     }
-    std::printf("{\"dlct_s\": %.6f, \"bytes\": %" PRIu64 ", \"proxy_drops\": %" PRIu64
+    std::printf("{\"dlct_s\": %.6f, \"handshake_s\": %.6f, \"bytes\": %" PRIu64 ", \"proxy_drops\": %" PRIu64
                 ", \"drops\": %" PRIu64 ", \"recovery\": \"%s\"}\n",
                 (g_done - start).GetSeconds(),
+                (g_established - start).GetSeconds(),
                 g_received,
                 g_drops[1],
                 g_drops[0] + g_drops[1] + g_drops[2],
