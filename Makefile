@@ -1,7 +1,7 @@
 # Braid: two entry points on a fresh machine (see README.md).
 CARGO ?= cargo
 
-.PHONY: demo test deps bench build
+.PHONY: demo test deps bench bench-ns3 build
 
 # Build in release mode and run the reference experiment: default scenario, CPF and SRTT,
 # Cubic and BBR end to end, against the single-path baseline.
@@ -31,6 +31,12 @@ deps:
 bench:
 	$(CARGO) build --release -p braid
 	./target/release/braid bench
+
+# The nested default against ns-3's single-path download, side by side (docs/performance.md).
+# Needs Debian's ns-3 (apt-get install libns3-dev); not part of `make test`.
+bench-ns3:
+	$(CARGO) build --release -p braid
+	python3 scripts/bench_vs_ns3.py
 
 build:
 	$(CARGO) build --release -p braid
