@@ -751,21 +751,6 @@ def _series_group(label):
     return (m.group(1), m.group(2).lower()) if m else (None, "")
 
 
-def _combination_figure(combination):
-    """Which of the paper's contour figures a combination belongs to ("5", "8", "9" or None)."""
-    parts = str(combination).split()[0].lower().split("/")
-    if len(parts) != 2:
-        return None
-    e2e, tunnel = parts
-    if e2e == "bbr" and tunnel in ("bbr", "ccid5", "bbr2", "bbr3"):
-        return "5"
-    if e2e == "cubic" and tunnel in ("bbr", "ccid5", "bbr2", "bbr3"):
-        return "8"
-    if e2e == "bbr" and tunnel in ("newreno", "reno", "ccid2"):
-        return "9"
-    return None
-
-
 def nested_cc(directory, *, out_dir=None, strict=False, dpi=None):
     """Draw every figure of the nested-cc reproduction that `directory`'s files allow.
 
@@ -858,39 +843,32 @@ def nested_cc(directory, *, out_dir=None, strict=False, dpi=None):
                     _series_caption(series, chunk, what),
                 )
 
-    # Contours: Figures 5, 8b-c, 9c-d.
-    try:
-        grid = table("contour")
-    except FileNotFoundError as err:
-        grid = None
-        page.skip("Figures 5, 8b-c, 9c-d: contours", str(err))
-    if grid is not None:
-        grid = with_combination(grid)
+    # Contours: Figures 5, 8b-c, 9c-d, one sweep per batch under contour/<set>/ (a single
+    # contour/ sweep, as older folders have, is one batch).
+    sets = _contour_sets(directory)
+    if not sets:
+        page.skip("Figures 5, 8b-c, 9c-d: contours", f"no sweep table under {os.path.join(directory, 'contour')}")
+    relative = []
+    for name, folder, about in sets:
+        grid = with_combination(table(folder))
         by = ["combination", "tunnel.scheduler"] + _extra_axes(grid)
-        by_fig = {}
-        for combo in _ordered_unique(grid["combination"]):
-            by_fig.setdefault(_combination_figure(combo), []).append(combo)
-        captions = {
-            "5": ("fig05_contour_goodput.png", "Figure 5: goodput over E2E RTT and tunnel share, BBR end to end"),
-            "8": ("fig08_contour_goodput.png", "Figure 8b-c: goodput over E2E RTT and tunnel share, Cubic over BBR-like tunnels"),
-            "9": ("fig09_contour_goodput.png", "Figure 9c-d: goodput over E2E RTT and tunnel share, BBR over NewReno-like tunnels"),
-            None: ("contour_goodput_other.png", "Goodput over E2E RTT and tunnel share, other combinations"),
-        }
-        for key in ("5", "8", "9", None):
-            if key not in by_fig or "goodput_mbps" not in grid.columns:
-                continue
-            sub = grid[grid["combination"].isin(by_fig[key])]
-            name, title = captions[key]
-            page.figure(name, title, lambda sub=sub: contour(sub, "goodput_mbps", by=by), _contour_caption(sub, "goodput"))
-        if "goodput_mbps" not in grid.columns:
-            page.skip("Contours of goodput", "the contour table has no goodput_mbps column")
+        title = f"{about.get('figure', name)}: goodput over E2E RTT and tunnel share"
+        caption = _contour_caption(grid, "goodput") + _contour_set_caption(about)
+        if "goodput_mbps" in grid.columns:
+            page.figure(f"contour_{name}_goodput.png", title,
+                        lambda grid=grid, by=by: contour(grid, "goodput_mbps", by=by), caption)
+        else:
+            page.skip(title, "the contour table has no goodput_mbps column")
         if "relative_dlct" in grid.columns:
-            page.figure(
-                "contour_relative_dlct.png",
-                "Relative DLCT over E2E RTT and tunnel share, every combination",
-                lambda: contour(grid, "relative_dlct", by=by),
-                _contour_caption(grid, "DLCT relative to the single-path download (blue = faster, below 100%)"),
-            )
+            relative.append((name, grid, by, about))
+    for name, grid, by, about in relative:
+        page.figure(
+            f"contour_{name}_relative_dlct.png",
+            f"{about.get('figure', name)}: relative DLCT over E2E RTT and tunnel share",
+            lambda grid=grid, by=by: contour(grid, "relative_dlct", by=by),
+            _contour_caption(grid, "DLCT relative to the single-path download (blue = faster, below 100%)")
+            + _contour_set_caption(about),
+        )
 
     page.table(
         os.path.join(directory, "table3.csv"),
@@ -947,6 +925,39 @@ def _series_caption(series, labels, what):
         + "; ".join(notes)
         + "."
     )
+
+
+def _contour_sets(directory):
+    """[(name, folder, about)] of the contour batches under `directory`/contour: each
+    subfolder holding runs.parquet, in reproduce.json's order when it lists them (`about`:
+    its entry, with figure, asymmetry_ms and buffers_pkts), else by name; or the folder itself
+    when it holds one sweep."""
+    root = os.path.join(directory, "contour")
+    if os.path.isfile(os.path.join(root, "runs.parquet")):
+        return [("contour", root, {})]
+    if not os.path.isdir(root):
+        return []
+    listed = {}
+    try:
+        with open(os.path.join(directory, "reproduce.json")) as f:
+            for entry in json.load(f).get("contour", {}).get("sets", []):
+                listed[entry["name"]] = entry
+    except (OSError, ValueError, KeyError, TypeError):
+        listed = {}
+    present = [n for n in sorted(os.listdir(root)) if os.path.isfile(os.path.join(root, n, "runs.parquet"))]
+    order = [n for n in listed if n in present] + [n for n in present if n not in listed]
+    return [(n, os.path.join(root, n), listed.get(n, {})) for n in order]
+
+
+def _contour_set_caption(about):
+    facts = []
+    if "asymmetry_ms" in about:
+        facts.append(f"path 2's RTT {about['asymmetry_ms']:g} ms above path 1's")
+    if about.get("buffers_pkts"):
+        facts.append("bottleneck buffers of " + ", ".join(str(b) for b in about["buffers_pkts"]) + " packets, a panel each")
+    elif "buffers_pkts" in about:
+        facts.append("Table 1's 500-packet buffers")
+    return (" This batch: " + "; ".join(facts) + ".") if facts else ""
 
 
 def _contour_caption(df, what):

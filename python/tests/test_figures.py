@@ -263,8 +263,18 @@ def write_dir(root, *, matrix=True, contour=True, series=True, tables=True):
         os.makedirs(root / "matrix")
         matrix_df().to_parquet(root / "matrix" / "runs.parquet", index=False)
     if contour:
-        os.makedirs(root / "contour")
-        contour_df(points=20).to_parquet(root / "contour" / "runs.parquet", index=False)
+        # braid reproduce's layout: a sweep per batch under contour/<set>/, described in
+        # reproduce.json (fig08c has a buffer axis: a panel per buffer).
+        os.makedirs(root / "contour" / "fig05")
+        contour_df(points=20, combos=("bbr/bbr",)).to_parquet(root / "contour" / "fig05" / "runs.parquet", index=False)
+        os.makedirs(root / "contour" / "fig08c")
+        a, b = contour_df(points=12, combos=("cubic/bbr",)), contour_df(points=12, combos=("cubic/bbr",))
+        a.insert(1, "buffer", 250)
+        b.insert(1, "buffer", 1000)
+        pd.concat([a, b], ignore_index=True).to_parquet(root / "contour" / "fig08c" / "runs.parquet", index=False)
+        sets = [{"name": "fig08c", "figure": "Figure 8c", "asymmetry_ms": 20.0, "buffers_pkts": [250, 1000]},
+                {"name": "fig05", "figure": "Figure 5", "asymmetry_ms": 0.0, "buffers_pkts": []}]
+        (root / "reproduce.json").write_text(json.dumps({"contour": {"sets": sets}}))
     if series:
         for label, frame in series_df(("fig4-a", "fig4-b", "fig8a-c", "other")).groupby("label", sort=False):
             d = root / "series" / label
@@ -307,7 +317,8 @@ def test_cli_draws_every_figure_and_the_page(tmp_path):
     assert pngs == sorted([
         "fig02_relative_dlct.png", "fig10_by_combination.png", "fig10_by_scenario.png",
         "fig04_throughput.png", "fig08a_throughput.png", "throughput.png",
-        "fig05_contour_goodput.png", "fig08_contour_goodput.png", "contour_relative_dlct.png",
+        "contour_fig05_goodput.png", "contour_fig08c_goodput.png",
+        "contour_fig05_relative_dlct.png", "contour_fig08c_relative_dlct.png",
     ])
     srcs = re.findall(r'<img src="([^"]+)"', page)
     assert sorted(srcs) == [f"figures/{p}" for p in pngs]  # relative links, each PNG once
@@ -319,6 +330,9 @@ def test_cli_draws_every_figure_and_the_page(tmp_path):
     assert "Not drawn" not in page
     assert "http" not in page.split("</style>")[0]  # nothing fetched from outside
     assert "300 MB" in page and "simulated" in page.lower()
+    # reproduce.json's order and facts reach the page
+    assert page.index("Figure 8c: goodput") < page.index("Figure 5: goodput")
+    assert "path 2&#x27;s RTT 0 ms above path 1&#x27;s" in page or "path 2's RTT 0 ms above path 1's" in page
 
 
 def test_cli_skips_missing_inputs(tmp_path):
@@ -333,13 +347,13 @@ def test_cli_partial_dir_and_unusable_table(tmp_path):
     write_dir(tmp_path, matrix=False, series=False)
     # a contour table without coordinates: skipped with a note, the rest still drawn
     contour_df().drop(columns=["server_link.rtt_ms", "paths.0.rtt_ms"]).to_parquet(
-        tmp_path / "contour" / "runs.parquet", index=False)
+        tmp_path / "contour" / "fig05" / "runs.parquet", index=False)
     figures.nested_cc(tmp_path)
     page = (tmp_path / "index.html").read_text()
     assert "KeyError" in page and "contour needs" in page
     assert page.count("<table class") == 2
     assert not os.path.exists(tmp_path / "figures") or not any(
-        p.startswith("fig05") for p in os.listdir(tmp_path / "figures"))
+        p.startswith("contour_fig05") for p in os.listdir(tmp_path / "figures"))
 
 
 def test_module_entry_point_and_light_package(tmp_path):
@@ -365,4 +379,5 @@ def test_cli_contour_panels_per_extra_axis(tmp_path):
     fig = figures.contour(both, by=["combination", "tunnel.scheduler"] + figures._extra_axes(both))
     assert [a.get_title() for a in visible_axes(fig)] == ["cubic/bbr, CPF, paths.0.buffer_pkts = 250", "cubic/bbr, CPF, paths.0.buffer_pkts = 1000"]
     figures.nested_cc(tmp_path, strict=True, dpi=50)
-    assert os.path.exists(tmp_path / "figures" / "fig08_contour_goodput.png")
+    # an older folder's single contour/ sweep is one batch
+    assert os.path.exists(tmp_path / "figures" / "contour_contour_goodput.png")

@@ -2,8 +2,8 @@
 //!
 //! Today one: the nested congestion control study of Pieska et al. 2024, "Performance Impact
 //! of Nested Congestion Control on Transport-Layer Multipath Tunneling" (Future Internet 16,
-//! 233): Table 3 and Figure 10 (a matrix sweep), the contour figures 5, 8b-c and 9c (a sweep
-//! over 400 points), and the throughput-over-time examples of Figures 4, 8a and 9a.
+//! 233): Table 3 and Figure 10 (a matrix sweep), the contour figures 5, 8b-c and 9c-d (a sweep
+//! per batch over 400 points), and the throughput-over-time examples of Figures 4, 8a and 9a.
 //! [`nested_cc`] says what runs, [`specs`] writes it as sweep specs, [`tables`] makes Table 3
 //! from the matrix's journal, [`series`] runs the examples, and [`run`] does it all into one
 //! folder, resumably (docs/sweeps.md, "braid reproduce"). Drawing the figures is the Python

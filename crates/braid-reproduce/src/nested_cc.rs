@@ -7,8 +7,8 @@
 //!   CCID5) unreliable (section 4: "the impact of having reliability over each tunnel path
 //!   (when using TCP)"); "static" is the static reordering wait, the others adaptive.
 //! - [`SCENARIOS`]: the 15 scenarios of Figure 10 (see [`SCENARIO_NOTE`]).
-//! - [`CONTOUR_COMBINATIONS`]: the combinations of the contour figures 5, 8b-c and 9c, all
-//!   with CPF (see [`CONTOUR_NOTE`]).
+//! - [`CONTOUR_SETS`]: the batches of the contour figures 5, 8b-c and 9c-d, all with CPF,
+//!   each with its path asymmetry and buffer sizes (see [`CONTOUR_NOTE`]).
 //! - [`SERIES`]: the throughput-over-time examples of Figures 4, 8a and 9a.
 
 /// One end-to-end over tunnel congestion-control combination.
@@ -98,18 +98,93 @@ Table 1's default (500-packet buffers, no AQM), so with the same seeds they repe
 runs; they are kept so that each pair of Figure 10 has both members and the mean weighs the \
 scenarios as the paper's 15 do.";
 
-/// The combinations of the contour figures.
-pub const CONTOUR_COMBINATIONS: &[&str] =
-    &["bbr/bbr", "bbr/ccid5", "cubic/bbr", "cubic/ccid5", "cubic/bbr2-static", "bbr/newreno"];
+/// One batch of contour plots: some combinations over the 400 points, with CPF, one path
+/// asymmetry, and one panel per bottleneck buffer size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContourSet {
+    /// The folder under `contour/` and the spec's name (`contour-<name>.toml`).
+    pub name: &'static str,
+    /// The paper's figure and panel, for captions.
+    pub figure: &'static str,
+    /// Table 3 labels of the combinations drawn.
+    pub combinations: &'static [&'static str],
+    /// Path 2's RTT above path 1's, ms.
+    pub asymmetry_ms: f64,
+    /// Bottleneck buffers of both paths, packets, one panel each; empty: Table 1's 500.
+    pub buffers: &'static [u32],
+}
 
-/// Why [`CONTOUR_COMBINATIONS`]; written into the output.
+/// The contour figures of Pieska et al. 2024 as batches (see [`CONTOUR_NOTE`]).
+pub const CONTOUR_SETS: &[ContourSet] = &[
+    ContourSet {
+        name: "fig05",
+        figure: "Figure 5",
+        combinations: &["bbr/bbr", "bbr/ccid5"],
+        asymmetry_ms: 0.0,
+        buffers: &[],
+    },
+    ContourSet {
+        name: "fig08b",
+        figure: "Figure 8b",
+        combinations: &["cubic/bbr"],
+        asymmetry_ms: 10.0,
+        buffers: &[250],
+    },
+    ContourSet {
+        name: "fig08c",
+        figure: "Figure 8c",
+        combinations: &["cubic/bbr2-static", "cubic/bbr", "cubic/ccid5"],
+        asymmetry_ms: 20.0,
+        buffers: &[250, 500, 1000],
+    },
+    ContourSet {
+        name: "fig09c",
+        figure: "Figure 9c",
+        combinations: &["bbr/newreno"],
+        asymmetry_ms: 20.0,
+        buffers: &[],
+    },
+    ContourSet {
+        name: "fig09d-a0",
+        figure: "Figure 9d (A0)",
+        combinations: &["bbr/newreno"],
+        asymmetry_ms: 0.0,
+        buffers: &[250, 500, 1000],
+    },
+    ContourSet {
+        name: "fig09d-a40",
+        figure: "Figure 9d (A40)",
+        combinations: &["bbr/newreno"],
+        asymmetry_ms: 40.0,
+        buffers: &[250, 500, 1000],
+    },
+];
+
+/// Why [`CONTOUR_SETS`]; written into the output.
 pub const CONTOUR_NOTE: &str = "The contour figures of Pieska et al. 2024, each over the same \
-points (E2E RTT 0-100 ms, tunnel share 0-100%), all with CPF and Table 1's 500-packet buffers: \
-Figure 5 tunnels BBR over BBR and over CCID5 (bbr/bbr, bbr/ccid5); Figures 8b-c Cubic over BBR, \
-CCID5 and BBRv2 (cubic/bbr, cubic/ccid5, cubic/bbr2-static, BBRv2 with Table 3's static wait); \
-Figure 9c BBR over NewReno (bbr/newreno). Path 2 is path 1 + 20 ms everywhere, the asymmetry \
-section 5.2 gives for Figure 8 (Figure 5's caption says no asymmetry, Figure 8b's 10 ms); the \
-buffer and asymmetry variants of Figures 8c and 9d are not run.";
+400 points (E2E RTT 0-100 ms, tunnel share 0-100%), all with CPF. Figure 5: BBR over BBR and \
+over CCID5, no asymmetry (its caption), Table 1's 500-packet buffers. Figure 8b: Cubic over \
+BBR, asymmetry 10 ms and 250-packet buffers (its caption; section 5.2's text says 20 ms for \
+every plot of Figure 8; which tunnel 8b uses is not said, we take BBR). Figure 8c: Cubic over \
+BBRv2 (Table 3's static wait), BBR and CCID5 (the rows the text names: BBRv2 on top) x buffers \
+of 250, 500 and 1000 packets (the text's arcs: 25, 50 and no arc), asymmetry 20 ms. Figure 9c: \
+BBR over NewReno, asymmetry 20 ms, 500-packet buffers (not given; our reading). Figure 9d: six \
+plots whose asymmetries (A) and buffers (B) are in its labels, which the text we have lost; we \
+read them as A0 and A40 (Table 2's ASYM0 and ASYM40, either side of 9c's 20 ms) x B250, B500 \
+and B1000 (our reading).";
+
+/// The Table 3 combinations of every contour set, each once, in first-use order.
+pub fn contour_combinations() -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = Vec::new();
+    for set in CONTOUR_SETS {
+        for c in set.combinations {
+            if !all.contains(c) {
+                all.push(c);
+            }
+        }
+    }
+    all
+}
 
 /// One throughput-over-time example.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,9 +260,12 @@ mod tests {
 
     #[test]
     fn contour_and_series_name_table_3_combinations() {
-        for label in CONTOUR_COMBINATIONS {
+        for label in contour_combinations() {
             assert!(combination(label).is_some(), "{label}");
         }
+        let mut names: Vec<&str> = CONTOUR_SETS.iter().map(|s| s.name).collect();
+        names.dedup();
+        assert_eq!(names.len(), CONTOUR_SETS.len(), "set names are folder names: unique");
         for s in SERIES {
             assert!(combination(s.combination).is_some(), "{s:?}");
             let keys = format!("keys={:?}", s.keys);

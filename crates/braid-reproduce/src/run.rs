@@ -6,10 +6,10 @@
 //!
 //! | path | what |
 //! | --- | --- |
-//! | `base.toml` | the default scenario (Table 1), the base of both specs |
-//! | `matrix.toml`, `contour.toml` | the sweep specs, for `braid sweep` by hand |
-//! | `matrix/`, `contour/` | their sweep folders (`runs.parquet`, `runs.jsonl`, ...) |
-//! | `contour_points.csv` | `point, e2e_rtt_ms, tunnel_share, server_rtt_ms, path1_rtt_ms, path2_rtt_ms` |
+//! | `base.toml` | the default scenario (Table 1), the base of every spec |
+//! | `matrix.toml`, `contour-<set>.toml` | the sweep specs, for `braid sweep` by hand |
+//! | `matrix/`, `contour/<set>/` | their sweep folders (`runs.parquet`, `runs.jsonl`, ...) |
+//! | `contour_points.csv` | `point, e2e_rtt_ms, tunnel_share, server_rtt_ms, path1_rtt_ms` (path 2: path 1 plus the set's asymmetry) |
 //! | `series/<label>/` | `scenario.toml`, `throughput.csv`, `summary.json` |
 //! | `table3.csv`, `table_scenarios.csv` | see [`crate::tables`] |
 //! | `reproduce.json` | options, the scenario and contour readings, what ran, wall time |
@@ -29,8 +29,7 @@ use braid_sweep::{ProgressMode, Spec, Summary as SweepSummary, SweepError};
 use serde::Serialize;
 
 use crate::nested_cc::{
-    combination, Combination, COMBINATIONS, CONTOUR_COMBINATIONS, CONTOUR_NOTE, SCENARIOS,
-    SCENARIO_NOTE, SERIES,
+    Combination, COMBINATIONS, CONTOUR_NOTE, CONTOUR_SETS, SCENARIOS, SCENARIO_NOTE, SERIES,
 };
 use crate::series::{self, SeriesError, SeriesSummary};
 use crate::specs::{self, SpecInputs, BASE_FILE};
@@ -46,7 +45,7 @@ pub struct Options {
     pub jobs: usize,
     /// Bytes of every download (the paper: 300 MB).
     pub bytes: u64,
-    /// Contour points (the paper: 400); 0 skips the contour sweep.
+    /// Contour points (the paper: 400); 0 skips the contour sweeps.
     pub points: usize,
     /// Run the time-series examples.
     pub series: bool,
@@ -82,10 +81,18 @@ pub enum ReproduceError {
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
     pub matrix: SweepSummary,
-    pub contour: Option<SweepSummary>,
+    /// Each contour set's sweep, by set name (none when points = 0).
+    pub contour: Vec<ContourOutcome>,
     pub series_ran: usize,
     pub series_skipped: usize,
     pub wall_s: f64,
+}
+
+/// One contour set's sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContourOutcome {
+    pub set: &'static str,
+    pub sweep: SweepSummary,
 }
 
 /// Writes `contents` to `path` unless the file is there already; one that is there must
@@ -127,11 +134,10 @@ fn sweep(
 }
 
 fn points_csv(points: &[Point]) -> String {
-    let mut out =
-        String::from("point,e2e_rtt_ms,tunnel_share,server_rtt_ms,path1_rtt_ms,path2_rtt_ms\n");
+    let mut out = String::from("point,e2e_rtt_ms,tunnel_share,server_rtt_ms,path1_rtt_ms\n");
     for (i, p) in points.iter().enumerate() {
-        let (server, p1, p2) = p.rtts_ms();
-        out += &format!("{i},{},{},{server},{p1},{p2}\n", p.e2e_rtt_ms, p.tunnel_share);
+        let (server, p1, _) = p.rtts_ms(0.0);
+        out += &format!("{i},{},{},{server},{p1}\n", p.e2e_rtt_ms, p.tunnel_share);
     }
     out
 }
@@ -152,13 +158,11 @@ pub fn nested_cc(opts: &Options) -> Result<Outcome, ReproduceError> {
     let matrix_path = dir.join("matrix.toml");
     write_once(&matrix_path, &matrix_text)?;
     let points = contour_points(opts.points, CONTOUR_SEED, MIN_DISTANCE)?;
-    let contour_path = dir.join("contour.toml");
+    let contour_spec = |name: &str| dir.join(format!("contour-{name}.toml"));
     if !points.is_empty() {
-        let combos: Vec<&Combination> = CONTOUR_COMBINATIONS
-            .iter()
-            .map(|l| combination(l).expect("contour combinations are Table 3's"))
-            .collect();
-        write_once(&contour_path, &specs::contour(opts.bytes, &combos, &points))?;
+        for set in CONTOUR_SETS {
+            write_once(&contour_spec(set.name), &specs::contour(opts.bytes, set, &points))?;
+        }
         write_once(&dir.join("contour_points.csv"), &points_csv(&points))?;
     }
     write_readme(dir, opts)?;
@@ -170,10 +174,14 @@ pub fn nested_cc(opts: &Options) -> Result<Outcome, ReproduceError> {
     write(&dir.join("table3.csv"), &table3)?;
     write(&dir.join("table_scenarios.csv"), &by_scenario)?;
 
-    let contour = match points.is_empty() {
-        true => None,
-        false => Some(sweep("contour", &contour_path, dir.join("contour"), opts)?.1),
-    };
+    let mut contour = Vec::new();
+    if !points.is_empty() {
+        for set in CONTOUR_SETS {
+            let out = dir.join("contour").join(set.name);
+            let (_, summary) = sweep("contour", &contour_spec(set.name), out, opts)?;
+            contour.push(ContourOutcome { set: set.name, sweep: summary });
+        }
+    }
     let SeriesSummary { ran, skipped } = if opts.series {
         let base_path = dir.join(BASE_FILE);
         series::run_all(&base_path, &dir.join("series"), SERIES, opts.bytes, opts.jobs)?
@@ -211,6 +219,16 @@ fn write_manifest(dir: &Path, opts: &Options, outcome: &Outcome) -> Result<(), R
             })
         })
         .collect();
+    let contour_sets: Vec<serde_json::Value> = CONTOUR_SETS
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "name": s.name, "figure": s.figure, "combinations": s.combinations,
+                "asymmetry_ms": s.asymmetry_ms, "buffers_pkts": s.buffers,
+                "spec": format!("contour-{}.toml", s.name), "dir": format!("contour/{}", s.name),
+            })
+        })
+        .collect();
     let manifest = serde_json::json!({
         "experiment": "nested-cc",
         "paper": "Pieska et al. 2024, Performance Impact of Nested Congestion Control on \
@@ -222,12 +240,11 @@ fn write_manifest(dir: &Path, opts: &Options, outcome: &Outcome) -> Result<(), R
         "scenarios": SCENARIOS,
         "scenarios_note": SCENARIO_NOTE,
         "contour": {
-            "combinations": CONTOUR_COMBINATIONS,
+            "sets": contour_sets,
             "note": CONTOUR_NOTE,
             "points": opts.points,
             "seed": CONTOUR_SEED,
             "min_distance": MIN_DISTANCE,
-            "path2_offset_ms": braid_sweep::points::PATH2_OFFSET_MS,
         },
         "series": series,
         "ci95": "Student t: t(0.975, n-1) * sd / sqrt(n), sample sd",
@@ -249,8 +266,8 @@ fn write_readme(dir: &Path, opts: &Options) -> Result<(), ReproduceError> {
          - `matrix/`: Table 3 and Figure 10, the sweep of `matrix.toml` (11 combinations x CPF, \
          SRTT x 15 scenarios x reps); `table3.csv` and `table_scenarios.csv` summarise its \
          relative DLCT.\n\
-         - `contour/`: the contour figures, the sweep of `contour.toml` over the points in \
-         `contour_points.csv`.\n\
+         - `contour/<set>/`: the contour figures, one sweep per batch (`contour-<set>.toml`) \
+         over the points in `contour_points.csv`.\n\
          - `series/<label>/throughput.csv`: the throughput-over-time examples.\n\
          - `reproduce.json`: the options, which scenarios and combinations were read from the \
          paper, and what ran.\n\n\

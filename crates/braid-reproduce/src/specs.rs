@@ -1,12 +1,12 @@
 //! The sweep specs of the nested-cc reproduction, as the TOML text written into its folder, so
 //! that `braid sweep DIR/matrix.toml --out DIR/matrix` reruns (or resumes) a part by hand.
 //!
-//! Both specs start from `base.toml`, the default scenario (Table 1 of Pieska et al. 2024)
+//! Every spec starts from `base.toml`, the default scenario (Table 1 of Pieska et al. 2024)
 //! written beside them, so the folder needs nothing from the repository.
 
 use braid_sweep::points::Point;
 
-use crate::nested_cc::{Combination, SCENARIOS, SCHEDULERS};
+use crate::nested_cc::{combination, Combination, ContourSet, SCENARIOS, SCHEDULERS};
 
 /// The base scenario file's name, beside the specs.
 pub const BASE_FILE: &str = "base.toml";
@@ -61,23 +61,46 @@ pub fn matrix(inputs: &SpecInputs) -> String {
     )
 }
 
-/// The contour figures: some combinations with CPF, over the points, one run each.
-pub fn contour(bytes: u64, combinations: &[&Combination], points: &[Point]) -> String {
+/// One contour batch: its combinations with CPF, x its buffer sizes (when it has more than
+/// Table 1's), x the points placed with its asymmetry, one run each.
+pub fn contour(bytes: u64, set: &ContourSet, points: &[Point]) -> String {
+    let combos: Vec<&Combination> = set
+        .combinations
+        .iter()
+        .map(|l| combination(l).expect("contour combinations are Table 3's"))
+        .collect();
+    let mut buffer_axis = String::new();
+    if !set.buffers.is_empty() {
+        buffer_axis += "buffer = [\n";
+        for b in set.buffers {
+            buffer_axis += &format!(
+                "  {{ label = {b}, \"paths.0.buffer_pkts\" = {b}, \"paths.1.buffer_pkts\" = {b} }},\n"
+            );
+        }
+        buffer_axis += "]\n";
+    }
     let mut axis = String::from("point = [\n");
     for (i, p) in points.iter().enumerate() {
-        let fields: Vec<String> =
-            p.overrides().iter().map(|(k, v)| format!("{} = {}", quoted(k), v.to_toml())).collect();
+        let fields: Vec<String> = p
+            .overrides(set.asymmetry_ms)
+            .iter()
+            .map(|(k, v)| format!("{} = {}", quoted(k), v.to_toml()))
+            .collect();
         axis += &format!("  {{ label = {i}, {} }},\n", fields.join(", "));
     }
     axis += "]\n";
     format!(
-        "{}\"tunnel.scheduler\" = \"cpf\"\n\n[axes]\n{}{axis}",
+        "{}\"tunnel.scheduler\" = \"cpf\"\n\n[axes]\n{}{buffer_axis}{axis}",
         header(
-            "Contour figures 5, 8b-c and 9c: combinations x points (E2E RTT, tunnel share), CPF.",
+            &format!(
+                "{}: combinations x buffers x points (E2E RTT, tunnel share), CPF, path 2 {} ms \
+                 above path 1.",
+                set.figure, set.asymmetry_ms
+            ),
             1,
             bytes
         ),
-        combination_axis(combinations)
+        combination_axis(&combos)
     )
 }
 
@@ -89,7 +112,7 @@ mod tests {
     use braid_sweep::Spec;
 
     use super::*;
-    use crate::nested_cc::COMBINATIONS;
+    use crate::nested_cc::{COMBINATIONS, CONTOUR_SETS};
 
     /// Parses spec text with the repository's default scenario standing in for base.toml.
     fn parse(text: &str) -> Spec {
@@ -122,13 +145,14 @@ mod tests {
     #[test]
     fn the_contour_spec_places_each_point() {
         let points = contour_points(5, 7, 0.02).unwrap();
-        let two: Vec<&Combination> = COMBINATIONS[..2].iter().collect();
-        let spec = parse(&contour(1000, &two, &points));
+        let fig5 = CONTOUR_SETS.iter().find(|s| s.name == "fig05").unwrap();
+        let spec = parse(&contour(1000, fig5, &points));
         assert_eq!(spec.runs(), 10);
         assert_eq!(spec.set, ["e2e.bytes=1000", "tunnel.scheduler=\"cpf\""]);
         let point = &spec.axes[1];
         assert_eq!(point.key, "point");
-        let (server, p1, p2) = points[3].rtts_ms();
+        let (server, p1, p2) = points[3].rtts_ms(0.0);
+        assert_eq!(p1, p2, "Figure 5 has no asymmetry");
         assert_eq!(
             point.overrides(3),
             [
@@ -137,6 +161,24 @@ mod tests {
                 format!("paths.1.rtt_ms={p2:?}")
             ]
         );
+        braid_sweep::engine::check_cells(&spec).unwrap();
+    }
+
+    #[test]
+    fn a_contour_set_with_buffers_has_a_buffer_axis_on_both_paths() {
+        let points = contour_points(4, 7, 0.02).unwrap();
+        let fig8c = CONTOUR_SETS.iter().find(|s| s.name == "fig08c").unwrap();
+        let spec = parse(&contour(1000, fig8c, &points));
+        assert_eq!(spec.runs(), 3 * 3 * 4);
+        let names: Vec<&str> = spec.axes.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(names, ["combination", "buffer", "point"]);
+        assert_eq!(
+            spec.axes[1].overrides(2),
+            ["paths.0.buffer_pkts=1000", "paths.1.buffer_pkts=1000"]
+        );
+        let (_, p1, p2) = points[1].rtts_ms(20.0);
+        assert_eq!(spec.axes[2].overrides(1)[2], format!("paths.1.rtt_ms={p2:?}"));
+        assert!((p2 - p1 - 20.0).abs() < 1e-9);
         braid_sweep::engine::check_cells(&spec).unwrap();
     }
 }

@@ -19,8 +19,9 @@
 //! A point becomes a scenario as the paper's example says ("if the end-to-end RTT was 40 ms
 //! and the tunnel RTT accounted for 25%, then the tunnel RTT was 10 ms and the RTT from proxy
 //! to server was 30 ms"): path 1's RTT is the tunnel share of the E2E RTT, the server link the
-//! rest, and path 2 is path 1 plus the 20 ms of the NEAR and DIST placement keys (Table 2;
-//! braid-sim's `scenario::keys`), the asymmetry the text gives for Figure 8b-c.
+//! rest, and path 2 is path 1 plus the figure's path asymmetry: none in Figure 5 (its caption),
+//! 20 ms in Figure 8 (section 5.2's text; [`PATH2_OFFSET_MS`], also the offset of Table 2's
+//! NEAR and DIST placement keys), the "A" values of Figure 9d.
 
 use crate::axis::{Axis, AxisValue};
 
@@ -32,7 +33,8 @@ pub const CONTOUR_SEED: u64 = 2024;
 pub const MIN_DISTANCE: f64 = 0.02;
 /// Largest E2E RTT of a point, ms (the paper's range is 0 to 100 ms).
 pub const MAX_E2E_RTT_MS: f64 = 100.0;
-/// Path 2's RTT above path 1's, ms: the offset of Table 2's NEAR and DIST keys.
+/// Path 2's RTT above path 1's, ms, where a figure says nothing else: section 5.2's asymmetry
+/// for Figure 8, and the offset of Table 2's NEAR and DIST keys.
 pub const PATH2_OFFSET_MS: f64 = 20.0;
 /// Draws per point before giving up: a set that needs more is too dense to place.
 const MAX_DRAWS_PER_POINT: usize = 10_000;
@@ -71,20 +73,20 @@ impl Point {
     }
 
     /// The RTTs this point sets, ms, rounded to whole microseconds so that they are short,
-    /// exact in a spec's text: (server link, path 1, path 2). Server link plus path 1 is the
-    /// E2E RTT to the microsecond.
-    pub fn rtts_ms(self) -> (f64, f64, f64) {
+    /// exact in a spec's text: (server link, path 1, path 2), path 2 being path 1 plus
+    /// `asymmetry_ms`. Server link plus path 1 is the E2E RTT to the microsecond.
+    pub fn rtts_ms(self, asymmetry_ms: f64) -> (f64, f64, f64) {
         let e2e_us = (self.e2e_rtt_ms * 1000.0).round();
         let path1_us = (self.e2e_rtt_ms * self.tunnel_share * 1000.0).round().min(e2e_us);
         let server_us = e2e_us - path1_us;
         let path1 = path1_us / 1000.0;
-        (server_us / 1000.0, path1, path1 + PATH2_OFFSET_MS)
+        (server_us / 1000.0, path1, path1 + asymmetry_ms)
     }
 
-    /// The overrides that place this point: `server_link.rtt_ms`, `paths.0.rtt_ms` and
-    /// `paths.1.rtt_ms`.
-    pub fn overrides(self) -> Vec<(String, AxisValue)> {
-        let (server, path1, path2) = self.rtts_ms();
+    /// The overrides that place this point with path 2 `asymmetry_ms` above path 1:
+    /// `server_link.rtt_ms`, `paths.0.rtt_ms` and `paths.1.rtt_ms`.
+    pub fn overrides(self, asymmetry_ms: f64) -> Vec<(String, AxisValue)> {
+        let (server, path1, path2) = self.rtts_ms(asymmetry_ms);
         vec![
             ("server_link.rtt_ms".into(), AxisValue::Float(server)),
             ("paths.0.rtt_ms".into(), AxisValue::Float(path1)),
@@ -138,12 +140,13 @@ pub fn contour_points(n: usize, seed: u64, min_distance: f64) -> Result<Vec<Poin
     Ok(points)
 }
 
-/// The table axis `name` of `points`: entry `i` has label `i` and the point's overrides.
-pub fn points_axis(name: &str, points: &[Point]) -> Axis {
+/// The table axis `name` of `points` with path 2 `asymmetry_ms` above path 1: entry `i` has
+/// label `i` and the point's overrides.
+pub fn points_axis(name: &str, points: &[Point], asymmetry_ms: f64) -> Axis {
     Axis {
         key: name.to_string(),
         values: (0..points.len()).map(|i| AxisValue::Int(i as i64)).collect(),
-        tables: Some(points.iter().map(|p| p.overrides()).collect()),
+        tables: Some(points.iter().map(|p| p.overrides(asymmetry_ms)).collect()),
     }
 }
 
@@ -196,11 +199,12 @@ mod tests {
     #[test]
     fn rtts_follow_the_papers_example() {
         let p = Point { e2e_rtt_ms: 40.0, tunnel_share: 0.25 };
-        assert_eq!(p.rtts_ms(), (30.0, 10.0, 30.0));
+        assert_eq!(p.rtts_ms(PATH2_OFFSET_MS), (30.0, 10.0, 30.0));
+        assert_eq!(p.rtts_ms(0.0), (30.0, 10.0, 10.0), "Figure 5: no asymmetry");
         let p = Point { e2e_rtt_ms: 33.3333333, tunnel_share: 0.7777777 };
-        let (server, path1, path2) = p.rtts_ms();
+        let (server, path1, path2) = p.rtts_ms(10.0);
         assert!((server + path1 - 33.333).abs() < 1e-9, "{server} + {path1}");
-        assert!((path2 - path1 - PATH2_OFFSET_MS).abs() < 1e-9, "{path1} {path2}");
+        assert!((path2 - path1 - 10.0).abs() < 1e-9, "{path1} {path2}");
     }
 
     #[test]
@@ -214,7 +218,7 @@ mod tests {
     #[test]
     fn the_axis_labels_points_by_index() {
         let points = contour_points(3, CONTOUR_SEED, MIN_DISTANCE).unwrap();
-        let axis = points_axis("point", &points);
+        let axis = points_axis("point", &points, 20.0);
         assert_eq!(axis.values[2], AxisValue::Int(2));
         assert_eq!(axis.overrides(0).len(), 3);
         assert!(axis.overrides(0)[0].starts_with("server_link.rtt_ms="));

@@ -87,9 +87,9 @@ fn nested_cc(args: NestedCcArgs) -> Result<()> {
         m.ran,
         m.skipped
     )?;
-    if let Some(c) = &outcome.contour {
+    for braid_reproduce::run::ContourOutcome { set, sweep: c } in &outcome.contour {
         outln!(
-            "contour: {} rows ({} failed); {} runs simulated now, {} found done",
+            "contour {set}: {} rows ({} failed); {} runs simulated now, {} found done",
             c.rows,
             c.failed,
             c.ran,

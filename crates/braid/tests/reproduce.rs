@@ -42,16 +42,23 @@ fn a_tiny_reproduction_makes_table_3_and_resumes() {
     let out = scratch("tiny").join("out");
     let first = ok(&reproduce(&out, "2"));
     assert!(first.contains("matrix: 660 rows (0 failed); 660 runs simulated now"), "{first}");
-    assert!(first.contains("contour: 18 rows"), "{first}");
+    // Per set: combinations x buffers x 3 points.
+    for (set, rows) in
+        [("fig05", 6), ("fig08b", 3), ("fig08c", 27), ("fig09c", 3), ("fig09d-a0", 9)]
+    {
+        assert!(first.contains(&format!("contour {set}: {rows} rows (0 failed)")), "{first}");
+    }
     assert!(first.contains("series: 12 run now"), "{first}");
 
     for file in [
         "base.toml",
         "matrix.toml",
-        "contour.toml",
+        "contour-fig05.toml",
+        "contour-fig09d-a40.toml",
         "contour_points.csv",
         "matrix/runs.parquet",
-        "contour/runs.parquet",
+        "contour/fig05/runs.parquet",
+        "contour/fig08c/runs.parquet",
         "series/fig4_bbr-bbr_short-near/throughput.csv",
         "series/fig9a_bbr-ccid2_long/summary.json",
         "reproduce.json",
@@ -97,6 +104,15 @@ fn a_tiny_reproduction_makes_table_3_and_resumes() {
         serde_json::from_str(&fs::read_to_string(out.join("reproduce.json")).unwrap()).unwrap();
     assert_eq!(manifest["scenarios"].as_array().unwrap().len(), 15);
     assert!(manifest["scenarios_note"].as_str().unwrap().contains("Figure 10"));
+    let sets = manifest["contour"]["sets"].as_array().unwrap();
+    assert_eq!(sets[0]["asymmetry_ms"], 0.0, "Figure 5: no asymmetry");
+    let fig5 = fs::read_to_string(out.join("contour-fig05.toml")).unwrap();
+    let p1 = fig5.lines().find(|l| l.contains("label = 0,")).unwrap();
+    let rtt = |key: &str| -> f64 {
+        let at = p1.find(key).unwrap() + key.len();
+        p1[at..].trim_start_matches([' ', '=']).split([',', ' ']).next().unwrap().parse().unwrap()
+    };
+    assert_eq!(rtt("\"paths.0.rtt_ms\""), rtt("\"paths.1.rtt_ms\""), "{p1}");
 
     // Again: nothing to simulate, the same tables.
     let again = ok(&reproduce(&out, "2"));
