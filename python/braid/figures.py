@@ -588,7 +588,8 @@ def contour(
             a.set_ylabel("Tunnel share of the RTT (%)")
             a.grid(False)
             name = ", ".join(
-                _display(c, v) if c in ("combination", "tunnel.scheduler", "keys", "scenario") else f"{c} = {v}"
+                _display(c, v) if c in ("combination", "tunnel.scheduler", "keys", "scenario")
+                else f"buffer {v} pkts" if c == "buffer" else f"{c} = {v}"
                 for c, v in zip(by, keyvals)
             )
             if name:
@@ -732,6 +733,8 @@ def _runs_facts(df):
 # asymmetry: the paper's Figures 8c and 9d) becomes one more panel dimension, never pooled.
 _KNOWN_AXES = {
     "point", "e2e_rtt_ms", "tunnel_share", "server_link.rtt_ms", "paths.0.rtt_ms", "paths.1.rtt_ms",
+    # what braid reproduce's `buffer` axis sets; the axis itself titles the panels
+    "paths.0.buffer_pkts", "paths.1.buffer_pkts",
     "combination", "e2e.cc", "tunnel.cc", "tunnel.reorder", "tunnel.reliability", "tunnel.scheduler",
 }
 

@@ -367,17 +367,20 @@ def test_module_entry_point_and_light_package(tmp_path):
 
 
 def test_cli_contour_panels_per_extra_axis(tmp_path):
-    # a buffer-size axis in the contour table (Figure 8c's rows) is a panel each, not pooled
+    # a buffer axis in the contour table (Figure 8c's columns) is a panel each, not pooled;
+    # the columns it sets are not panels of their own
     a, b = contour_df(points=12, combos=("cubic/bbr",)), contour_df(points=12, combos=("cubic/bbr",))
-    a.insert(1, "paths.0.buffer_pkts", 250)
-    b.insert(1, "paths.0.buffer_pkts", 1000)
+    for df, pkts in ((a, 250), (b, 1000)):
+        df.insert(1, "buffer", pkts)
+        df.insert(2, "paths.0.buffer_pkts", pkts)
+        df.insert(3, "paths.1.buffer_pkts", pkts)
     both = pd.concat([a, b], ignore_index=True)
-    both["goodput_mbps"] += np.where(both["paths.0.buffer_pkts"] == 250, -30.0, 0.0)
+    both["goodput_mbps"] += np.where(both["buffer"] == 250, -30.0, 0.0)
     os.makedirs(tmp_path / "contour")
     both.to_parquet(tmp_path / "contour" / "runs.parquet", index=False)
-    assert figures._extra_axes(both) == ["paths.0.buffer_pkts"]
+    assert figures._extra_axes(both) == ["buffer"]
     fig = figures.contour(both, by=["combination", "tunnel.scheduler"] + figures._extra_axes(both))
-    assert [a.get_title() for a in visible_axes(fig)] == ["cubic/bbr, CPF, paths.0.buffer_pkts = 250", "cubic/bbr, CPF, paths.0.buffer_pkts = 1000"]
+    assert [a.get_title() for a in visible_axes(fig)] == ["cubic/bbr, CPF, buffer 250 pkts", "cubic/bbr, CPF, buffer 1000 pkts"]
     figures.nested_cc(tmp_path, strict=True, dpi=50)
     # an older folder's single contour/ sweep is one batch
     assert os.path.exists(tmp_path / "figures" / "contour_contour_goodput.png")
