@@ -4,12 +4,12 @@
 //! Both specs start from `base.toml`, the default scenario (Table 1 of Pieska et al. 2024)
 //! written beside them, so the folder needs nothing from the repository.
 
-use braid_sweep::points::Point;
+use braid_sweep::points::{Point, PATH2_OFFSET_MS};
 
 use crate::nested_cc::{Combination, SCENARIOS, SCHEDULERS};
+use crate::toml_text::{point_entries, quoted, string_fields, table_axis, Entry};
 
-/// The base scenario file's name, beside the specs.
-pub const BASE_FILE: &str = "base.toml";
+pub use crate::folder::BASE_FILE;
 
 /// What the specs are made from.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,18 +21,10 @@ pub struct SpecInputs<'a> {
     pub combinations: &'a [&'a Combination],
 }
 
-fn quoted(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
 fn combination_axis(combinations: &[&Combination]) -> String {
-    let mut out = String::from("combination = [\n");
-    for c in combinations {
-        let fields: Vec<String> =
-            c.overrides().iter().map(|(k, v)| format!("{} = {}", quoted(k), quoted(v))).collect();
-        out += &format!("  {{ label = {}, {} }},\n", quoted(c.label), fields.join(", "));
-    }
-    out + "]\n"
+    let entries: Vec<Entry> =
+        combinations.iter().map(|c| Entry::named(c.label, string_fields(&c.overrides()))).collect();
+    table_axis("combination", &entries)
 }
 
 fn header(what: &str, reps: u32, bytes: u64) -> String {
@@ -63,13 +55,7 @@ pub fn matrix(inputs: &SpecInputs) -> String {
 
 /// The contour figures: some combinations with CPF, over the points, one run each.
 pub fn contour(bytes: u64, combinations: &[&Combination], points: &[Point]) -> String {
-    let mut axis = String::from("point = [\n");
-    for (i, p) in points.iter().enumerate() {
-        let fields: Vec<String> =
-            p.overrides().iter().map(|(k, v)| format!("{} = {}", quoted(k), v.to_toml())).collect();
-        axis += &format!("  {{ label = {i}, {} }},\n", fields.join(", "));
-    }
-    axis += "]\n";
+    let axis = table_axis("point", &point_entries(points, PATH2_OFFSET_MS));
     format!(
         "{}\"tunnel.scheduler\" = \"cpf\"\n\n[axes]\n{}{axis}",
         header(
@@ -83,20 +69,11 @@ pub fn contour(bytes: u64, combinations: &[&Combination], points: &[Point]) -> S
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use braid_sweep::points::contour_points;
-    use braid_sweep::Spec;
 
     use super::*;
     use crate::nested_cc::COMBINATIONS;
-
-    /// Parses spec text with the repository's default scenario standing in for base.toml.
-    fn parse(text: &str) -> Spec {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
-        let text = text.replace(BASE_FILE, "default.toml");
-        Spec::parse(&text, &dir.join("spec.toml"), &dir).unwrap()
-    }
+    use crate::test_support::parse_spec as parse;
 
     #[test]
     fn the_matrix_is_table_3_times_schedulers_times_scenarios() {
