@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use braid_sweep::points::PointsError;
 use braid_sweep::SweepError;
 
-use crate::series::SeriesError;
 use crate::cells::TablesError;
+use crate::series::SeriesError;
 
 /// An option outside the range a reproduction accepts (the command line checks the same
 /// ranges; this catches a library caller).
@@ -74,7 +74,8 @@ mod tests {
         assert!(OptionError::check("--reps", 3u32, 1, 1000).is_ok());
         let e = OptionError::check("--reps", 0u32, 1, 1000).unwrap_err();
         assert_eq!(e.to_string(), "--reps = 0 is out of range: must be in 1..=1000");
-        let e = ReproduceError::from(OptionError::check("--seconds", 2000u32, 1, 1000).unwrap_err());
+        let e =
+            ReproduceError::from(OptionError::check("--seconds", 2000u32, 1, 1000).unwrap_err());
         assert_eq!(e.to_string(), "--seconds = 2000 is out of range: must be in 1..=1000");
     }
 }

@@ -54,7 +54,8 @@ mod tests {
 
     #[test]
     fn written_once_then_only_checked() {
-        let dir = std::env::temp_dir().join(format!("braid-reproduce-folder-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("braid-reproduce-folder-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         create(&dir).unwrap();
         let file = dir.join("spec.toml");

@@ -87,7 +87,10 @@ mod tests {
     #[test]
     fn a_table_axis_line_per_entry() {
         let e = [Entry::named("a/b", string_fields(&[("e2e.cc", "bbr")]))];
-        assert_eq!(table_axis("combo", &e), "combo = [\n  { label = \"a/b\", \"e2e.cc\" = \"bbr\" },\n]\n");
+        assert_eq!(
+            table_axis("combo", &e),
+            "combo = [\n  { label = \"a/b\", \"e2e.cc\" = \"bbr\" },\n]\n"
+        );
     }
 
     #[test]

@@ -236,7 +236,10 @@ mod tests {
                 let s = braid_sim::Scenario::from_toml_str("", &sets).unwrap();
                 assert_eq!(s.paths[1].rate_mbps, t.rate_mbps);
                 assert_eq!(s.paths[0].buffer_pkts, 2000);
-                assert_eq!(s.server_link.rtt_ms + s.paths[0].rtt_ms, d.server_rtt_ms + d.path1_rtt_ms);
+                assert_eq!(
+                    s.server_link.rtt_ms + s.paths[0].rtt_ms,
+                    d.server_rtt_ms + d.path1_rtt_ms
+                );
                 assert_eq!(s.paths[1].rtt_ms - s.paths[0].rtt_ms, 10.0, "section 5.1's asymmetry");
             }
         }

@@ -27,8 +27,8 @@ use serde::Serialize;
 use super::specs::{self, DELAYS_AXIS, TUNNEL_AXIS};
 use super::tables;
 use super::{
-    figure4_examples, CONTOUR_NOTE, CONTOUR_PATH2_OFFSET_MS, DELAYS, E2E_CC, FIGURE4,
-    FIGURE4_NOTE, SCHEDULERS, SETUP_NOTE, TUNNELS,
+    figure4_examples, CONTOUR_NOTE, CONTOUR_PATH2_OFFSET_MS, DELAYS, E2E_CC, FIGURE4, FIGURE4_NOTE,
+    SCHEDULERS, SETUP_NOTE, TUNNELS,
 };
 use crate::error::{OptionError, ReproduceError};
 use crate::folder::{self, write, write_once, BASE_FILE};
@@ -101,10 +101,7 @@ pub fn acpf(opts: &Options) -> Result<Outcome, ReproduceError> {
     let contour_path = dir.join("contour.toml");
     if !points.is_empty() {
         write_once(&contour_path, &specs::contour(opts.bytes, opts.buffer_pkts, &points))?;
-        write_once(
-            &dir.join("contour_points.csv"),
-            &points_csv(&points, CONTOUR_PATH2_OFFSET_MS),
-        )?;
+        write_once(&dir.join("contour_points.csv"), &points_csv(&points, CONTOUR_PATH2_OFFSET_MS))?;
     }
     write_readme(dir, opts)?;
 

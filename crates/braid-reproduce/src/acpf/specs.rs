@@ -41,7 +41,8 @@ fn list(values: &[&str]) -> String {
 pub fn table(bytes: u64, reps: u32, buffer_pkts: u32) -> String {
     let tunnels: Vec<Entry> =
         TUNNELS.iter().map(|t| Entry::named(t.label, tunnel_fields(t, bytes))).collect();
-    let delays: Vec<Entry> = DELAYS.iter().map(|d| Entry::named(d.label, delay_fields(d))).collect();
+    let delays: Vec<Entry> =
+        DELAYS.iter().map(|d| Entry::named(d.label, delay_fields(d))).collect();
     format!(
         "{}\n[axes]\n{}{}\"e2e.cc\" = {}\n\"tunnel.scheduler\" = {}\n",
         header(

@@ -79,7 +79,8 @@ pub fn goodput_tables(spec: &Spec, finished: &Finished) -> Result<(String, Strin
                     (key[a.tunnel], key[a.delays], key[a.e2e], key[a.scheduler]) = (ti, di, ei, si);
                     let g = groups.get(&key).cloned().unwrap_or_default();
                     let s = summarize(&g.values(GOODPUT));
-                    let path = |i: usize| summarize(&g.values(&format!("/paths/{i}/mean_mbps"))).mean;
+                    let path =
+                        |i: usize| summarize(&g.values(&format!("/paths/{i}/mean_mbps"))).mean;
                     goodput += &format!(
                         "{},{},{},{},{},{},{},{e2e},{scheduler},{},{},{},{},{},{},{},{}\n",
                         t.label,
@@ -122,9 +123,8 @@ pub fn contour_table(spec: &Spec, finished: &Finished) -> Result<String, TablesE
     let point = cells::axis(spec, "point")?;
     let scheduler = cells::axis(spec, "tunnel.scheduler")?;
     let groups = cells::group(spec, finished)?;
-    let mut out = String::from(
-        "point,scheduler,goodput_mbps,acpf_fraction_mean,server_cwnd_bytes_mean\n",
-    );
+    let mut out =
+        String::from("point,scheduler,goodput_mbps,acpf_fraction_mean,server_cwnd_bytes_mean\n");
     for pi in 0..spec.axes[point].values.len() {
         for si in 0..spec.axes[scheduler].values.len() {
             let mut key: CellKey = vec![0; spec.axes.len()];
