@@ -63,8 +63,9 @@ struct AcpfArgs {
     /// (overrides --bytes, --reps and --points).
     #[arg(long)]
     quick: bool,
-    /// Contour points (the paper's 400); 0 skips the contour sweep.
-    #[arg(long, hide = true, default_value_t = CONTOUR_POINTS as u64,
+    /// Contour points of Figure 6 (the paper's 400; the first N of the same set); 0 skips the
+    /// contour sweep.
+    #[arg(long, value_name = "N", default_value_t = CONTOUR_POINTS as u64,
           value_parser = clap::value_parser!(u64).range(acpf_run::POINTS.0 as u64..=acpf_run::POINTS.1 as u64))]
     points: u64,
     /// Do not run the Figure 4 examples.
