@@ -1,4 +1,5 @@
-"""Figures of Braid's reproduction of Pieska et al. 2024 (nested congestion control).
+"""Figures of Braid's reproductions: Pieska et al. 2024 (nested congestion control), Pieska et
+al. 2021 (ACPF) and Lee et al. 2023 (Coupled CUBIC).
 
 Plotting functions take pandas DataFrames and return a matplotlib Figure, so any sweep of
 your own redraws with one call and restyles like any matplotlib figure:
@@ -13,13 +14,19 @@ your own redraws with one call and restyles like any matplotlib figure:
 - `throughput_over_time`: per-path tunnel throughput and E2E goodput (Figures 4, 8a, 9a).
 - `contour`: a value over E2E RTT x tunnel share of it, with constant-tunnel-RTT arcs
   (Figures 5, 8b-c, 9c-d).
-- `load_sweep`, `load_series`: the files `braid sweep` / `braid reproduce` / `braid sim --out`
-  write.
+- `goodput_bars`: mean goodput per set and scheduler with 95% intervals (ACPF, Figure 5).
+- `window_traces`: throughput, live cwnd per path and server cwnd over time (ACPF, Figure 4).
+- `subflow_windows`: each subflow's congestion window over time (Coupled CUBIC, Figures 5, 6).
+- `utilisation_bars`: per-subflow and total throughput per tunnel CC (Coupled CUBIC, Figure 7).
+- `load_sweep`, `load_series`, `load_traces`: the files `braid sweep` / `braid reproduce` /
+  `braid sim --out` write.
 
-The command line draws every figure it can from a `braid reproduce nested-cc --out DIR`
+The command line draws every figure it can from a `braid reproduce EXPERIMENT --out DIR`
 folder into DIR/figures/ and writes DIR/index.html:
 
     python3 -m braid.figures nested-cc DIR
+    python3 -m braid.figures acpf DIR
+    python3 -m braid.figures coupled-cubic DIR
 """
 
 import argparse
@@ -41,6 +48,7 @@ from .style import plt
 __all__ = [
     "load_sweep",
     "load_series",
+    "load_traces",
     "bars_relative_dlct",
     "bars_relative_dlct_by_scenario",
     "throughput_over_time",
@@ -48,7 +56,13 @@ __all__ = [
     "contour_coordinates",
     "with_combination",
     "with_scenario",
+    "goodput_bars",
+    "window_traces",
+    "subflow_windows",
+    "utilisation_bars",
     "nested_cc",
+    "acpf",
+    "coupled_cubic",
     "main",
 ]
 
@@ -58,6 +72,8 @@ VALUES = {
     "relative_dlct": ("DLCT relative to no tunnel (%)", 100.0, True),
     "goodput_mbps": ("Goodput (Mbit/s)", 1.0, False),
     "dlct_s": ("DLCT (s)", 1.0, True),
+    "tunnel.acpf_fraction_mean": ("ACPF live / raw cwnd (%)", 100.0, False),
+    "e2e.cwnd_bytes_mean": ("Server cwnd (kB)", 1e-3, False),
 }
 
 AXIS_NAMES = {
@@ -139,6 +155,31 @@ def load_series(path):
     df = pd.concat(frames, ignore_index=True)
     df.attrs["summary"] = summaries
     return df
+
+
+def load_traces(path):
+    """The periodic traces (trace.csv: windows, in flight, queues, ACPF fraction per sample) as
+    one long DataFrame with a `label` column, from the same folders as `load_series`."""
+    path = os.fspath(path)
+    if os.path.isfile(os.path.join(path, "trace.csv")):
+        folders = [(os.path.basename(os.path.normpath(path)), path)]
+    else:
+        root = os.path.join(path, "series") if os.path.isdir(os.path.join(path, "series")) else path
+        if not os.path.isdir(root):
+            raise FileNotFoundError(f"no series folder at {path}")
+        folders = [
+            (name, os.path.join(root, name))
+            for name in sorted(os.listdir(root))
+            if os.path.isfile(os.path.join(root, name, "trace.csv"))
+        ]
+    if not folders:
+        raise FileNotFoundError(f"no trace.csv under {path}")
+    frames = []
+    for label, folder in folders:
+        frame = pd.read_csv(os.path.join(folder, "trace.csv"))
+        frame.insert(0, "label", label)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -601,6 +642,237 @@ def contour(
 
 
 # ---------------------------------------------------------------------------------------
+# ACPF (Pieska et al. 2021): Figures 4 and 5
+
+
+def _bar_group_label(row, group):
+    return " / ".join(str(row[c]) for c in group)
+
+
+def goodput_bars(
+    table,
+    *,
+    panel="tunnel",
+    group=("delays", "e2e_cc"),
+    hue="scheduler",
+    value="goodput_mbps",
+    capacity="rate_mbps",
+    ncols=2,
+    figsize=None,
+    title=None,
+    rc=None,
+):
+    """Mean goodput per set, one bar per scheduler, 95% confidence intervals as error bars
+    (the ACPF paper's Figure 5, from `goodput.csv` of `braid reproduce acpf`).
+
+    `table` has `<value>_mean` and optionally `<value>_ci95` columns; one panel per `panel`
+    value (tunnel kind), groups along x by the `group` columns, bars by `hue`. With a
+    `capacity` column (one path's rate), dotted lines mark one path's and both paths' rates.
+    """
+    with style.context(rc):
+        mean, ci = f"{value}_mean", f"{value}_ci95"
+        for c in (mean, hue, *group):
+            if c not in table.columns:
+                raise KeyError(f"no column {c!r}")
+        df = table.copy()
+        df[mean] = pd.to_numeric(df[mean], errors="coerce")
+        df[ci] = pd.to_numeric(df[ci], errors="coerce") if ci in df.columns else np.nan
+        panels = _ordered_unique(df[panel]) if panel in df.columns else [None]
+        fig, axes = _grid(len(panels), ncols, 6.0, 3.6, figsize, sharey=False)
+        hues = _ordered_unique(df[hue])
+        width = 0.8 / max(len(hues), 1)
+        for a, p in zip(axes, panels):
+            sub = df if p is None else df[df[panel] == p]
+            groups = list(dict.fromkeys(_bar_group_label(r, group) for _, r in sub.iterrows()))
+            for j, h in enumerate(hues):
+                rows = sub[sub[hue] == h].copy()
+                rows["_g"] = [_bar_group_label(r, group) for _, r in rows.iterrows()]
+                rows = rows.set_index("_g").reindex(groups)
+                xs = np.arange(len(groups)) - 0.4 + width * (j + 0.5)
+                a.bar(xs, rows[mean].to_numpy(dtype=float), width=width * 0.92,
+                      yerr=np.nan_to_num(rows[ci].to_numpy(dtype=float)), color=style.colour(j),
+                      ecolor=style.ERRORBAR_COLOUR, error_kw={"elinewidth": 1.0, "capsize": 2},
+                      label=_display("tunnel.scheduler", h))
+            if capacity in sub.columns and sub[capacity].notna().any():
+                rate = float(pd.to_numeric(sub[capacity]).iloc[0])
+                a.axhline(rate, color="0.3", ls=":", lw=1, label="one path's rate")
+                a.axhline(2 * rate, color="0.3", ls="--", lw=1, label="both paths' rate")
+            a.set_xticks(np.arange(len(groups)))
+            a.set_xticklabels(groups, rotation=30, ha="right")
+            a.grid(axis="x", visible=False)
+            a.set_xlabel(" / ".join({"delays": "Delay set", "e2e_cc": "E2E CC"}.get(c, c) for c in group))
+            a.set_ylabel("Goodput (Mbit/s)")
+            a.set_ylim(bottom=0)
+            if p is not None:
+                rate = sub[capacity].iloc[0] if capacity in sub.columns else None
+                a.set_title(f"{p} tunnels" + (f", {rate:g} Mbit/s per path" if rate is not None else ""))
+        handles, labels = axes[0].get_legend_handles_labels()
+        _legend_above(fig, axes, handles, labels, False)
+        if title:
+            fig.suptitle(title)
+        return fig
+
+
+def _trace_paths(trace):
+    return [c[: -len("_cwnd_bytes")] for c in trace.columns if c.endswith("_cwnd_bytes") and c != "e2e_cwnd_bytes"]
+
+
+def window_traces(
+    trace,
+    throughput=None,
+    *,
+    labels=None,
+    titles=None,
+    live=True,
+    figsize=None,
+    rc=None,
+):
+    """One column per run: its throughput per path (stacked) and end-to-end goodput, each
+    path's live cwnd, and the server's cwnd, over time (the ACPF paper's Figure 4).
+
+    `trace` is trace.csv (`load_traces`: `label`, `t_s`, `e2e_cwnd_bytes`, `acpf_fraction`,
+    `<path>_cwnd_bytes` ...), `throughput` throughput.csv (`load_series`); without it the
+    throughput row is left out. live=True draws the live cwnd, ACPF's fraction times the raw
+    window (the raw window where there is no fraction: CPF), with the raw window dotted.
+    """
+    with style.context(rc):
+        if "t_s" not in trace.columns:
+            raise KeyError("no column 't_s'")
+        if "label" not in trace.columns:
+            trace = trace.assign(label="run")
+            if throughput is not None and "label" not in throughput.columns:
+                throughput = throughput.assign(label="run")
+        runs = labels or _ordered_unique(trace["label"])
+        paths = _trace_paths(trace)
+        rows = (["throughput"] if throughput is not None else []) + ["live", "server"]
+        fig, grid = plt.subplots(len(rows), len(runs), squeeze=False, sharex="col", sharey="row",
+                                 figsize=figsize or (4.2 * len(runs), 1.0 + 2.0 * len(rows)), layout="constrained")
+        names = {}
+        top = [0.0] * len(rows)  # each row's highest value: one scale per row, set at the end
+        for col, run in enumerate(runs):
+            tr = trace[trace["label"] == run]
+            t = tr["t_s"].to_numpy(dtype=float)
+            fraction = pd.to_numeric(tr["acpf_fraction"], errors="coerce") if "acpf_fraction" in tr else None
+            has_fraction = live and fraction is not None and fraction.notna().any()
+            for r, what in enumerate(rows):
+                a = grid[r][col]
+                if what == "throughput":
+                    run_tput = throughput[throughput["label"] == run].drop(columns=["label"])
+                    throughput_over_time(run_tput, ax=a)
+                    a.set_xlabel("")
+                    if a.get_legend():
+                        a.get_legend().remove()
+                    cols = _path_columns(run_tput) + ["goodput_mbps"]
+                    if len(run_tput):
+                        top[r] = max(top[r], float(run_tput[_path_columns(run_tput)].sum(axis=1).max()),
+                                     float(run_tput[cols].max().max()))
+                elif what == "live":
+                    for i, p in enumerate(paths):
+                        raw = tr[f"{p}_cwnd_bytes"].to_numpy(dtype=float) / 1e3
+                        scale = fraction.fillna(1.0).to_numpy(dtype=float) if has_fraction else 1.0
+                        a.plot(t, raw * scale, color=style.path_colour(i), lw=1.0,
+                               label=f"path {i + 1} ({p}) live cwnd")
+                        if has_fraction:
+                            a.plot(t, raw, color=style.path_colour(i), lw=0.8, ls=":", label=f"path {i + 1} ({p}) raw cwnd")
+                        top[r] = max([top[r], *raw])
+                    a.set_ylabel("Live cwnd (kB)")
+                else:
+                    server = tr["e2e_cwnd_bytes"].to_numpy(dtype=float) / 1e3
+                    a.plot(t, server, color=style.GOODPUT_COLOUR, lw=1.0, label="server cwnd")
+                    top[r] = max([top[r], *server])
+                    a.set_ylabel("Server cwnd (kB)")
+                    a.set_xlabel("Time (s)")
+                if len(t):
+                    a.set_xlim(t.min(), t.max())
+                if r == 0:
+                    a.set_title((titles or {}).get(run, str(run)), loc="left")
+                for h, lab in zip(*a.get_legend_handles_labels()):
+                    names.setdefault(lab, h)
+        for r in range(len(rows)):
+            for a in grid[r]:
+                a.set_ylim(0, 1.05 * top[r] if top[r] > 0 else 1.0)
+        fig.legend(list(names.values()), list(names.keys()), loc="outside upper center", ncol=3)
+        return fig
+
+
+# ---------------------------------------------------------------------------------------
+# Coupled CUBIC (Lee et al. 2023): Figures 5, 6 and 7
+
+
+def subflow_windows(trace, *, labels=None, titles=None, packet_bytes=1500, paths=None, figsize=None, rc=None):
+    """Each subflow's congestion window over time, one row per subflow (their scales differ
+    a hundredfold), one column per run (the Coupled CUBIC paper's Figures 5 and 6).
+
+    `trace` is trace.csv (`load_traces`); windows are shown in packets of `packet_bytes`.
+    """
+    with style.context(rc):
+        if "label" not in trace.columns:
+            trace = trace.assign(label="run")
+        runs = labels or _ordered_unique(trace["label"])
+        paths = paths or _trace_paths(trace)
+        if not paths:
+            raise KeyError("no <path>_cwnd_bytes column")
+        fig, grid = plt.subplots(len(paths), len(runs), squeeze=False, sharex=True, sharey="row",
+                                 figsize=figsize or (5.0 * len(runs), 1.0 + 2.2 * len(paths)), layout="constrained")
+        for col, run in enumerate(runs):
+            tr = trace[trace["label"] == run]
+            t = tr["t_s"].to_numpy(dtype=float)
+            for i, p in enumerate(paths):
+                a = grid[i][col]
+                a.plot(t, tr[f"{p}_cwnd_bytes"].to_numpy(dtype=float) / packet_bytes, color=style.path_colour(i), lw=1.0)
+                a.set_ylabel(f"{p} cwnd (packets)")
+                a.set_ylim(bottom=0)
+                if len(t):
+                    a.set_xlim(t.min(), t.max())
+                if i == 0:
+                    a.set_title((titles or {}).get(run, str(run)), loc="left")
+            grid[-1][col].set_xlabel("Time (s)")
+        return fig
+
+
+def utilisation_bars(table, *, order=None, figsize=None, title=None, rc=None):
+    """Mean throughput of each subflow and their total per tunnel congestion control, 95%
+    confidence intervals as error bars, each subflow bar labelled with its utilisation (the
+    Coupled CUBIC paper's Figure 7, from `utilisation.csv` of `braid reproduce
+    coupled-cubic`)."""
+    with style.context(rc):
+        for c in ("variant", "subflow", "throughput_mbps_mean"):
+            if c not in table.columns:
+                raise KeyError(f"no column {c!r}")
+        df = table.copy()
+        for c in ("throughput_mbps_mean", "throughput_mbps_ci95", "utilisation_mean"):
+            if c in df.columns:
+                df[c] = pd.to_numeric(df[c], errors="coerce")
+        variants = _ordered_unique(df["variant"], order)
+        subflows = _ordered_unique(df["subflow"])
+        width = 0.8 / max(len(subflows), 1)
+        fig, ax = plt.subplots(figsize=figsize or (max(6.0, 1.5 * len(variants) + 2), 4.2), layout="constrained")
+        for j, sf in enumerate(subflows):
+            rows = df[df["subflow"] == sf].set_index("variant").reindex(variants)
+            xs = np.arange(len(variants)) - 0.4 + width * (j + 0.5)
+            y = rows["throughput_mbps_mean"].to_numpy(dtype=float)
+            err = rows["throughput_mbps_ci95"].to_numpy(dtype=float) if "throughput_mbps_ci95" in rows else None
+            colour = style.GOODPUT_COLOUR if sf == "total" else style.path_colour(j)
+            ax.bar(xs, y, width=width * 0.92, color=colour, yerr=None if err is None else np.nan_to_num(err),
+                   ecolor=style.ERRORBAR_COLOUR, error_kw={"elinewidth": 1.0, "capsize": 2}, label=str(sf))
+            if sf != "total" and "utilisation_mean" in rows:
+                for x, v, u in zip(xs, y, rows["utilisation_mean"].to_numpy(dtype=float)):
+                    if np.isfinite(v) and np.isfinite(u):
+                        ax.text(x, v, f"{100 * u:.0f}%", ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(np.arange(len(variants)))
+        ax.set_xticklabels(variants, rotation=20, ha="right")
+        ax.grid(axis="x", visible=False)
+        ax.set_xlabel("Tunnel congestion control")
+        ax.set_ylabel("Throughput (Mbit/s)")
+        ax.set_ylim(bottom=0)
+        handles, labels = ax.get_legend_handles_labels()
+        _legend_above(fig, [ax], handles, labels, False)
+        if title:
+            fig.suptitle(title)
+        return fig
+
+
+# ---------------------------------------------------------------------------------------
 # The page: python3 -m braid.figures nested-cc DIR
 
 SETUP = (
@@ -663,7 +935,7 @@ class _Page:
         print(f"braid.figures: skipped {title}: {why}", file=sys.stderr)
         self.items.append(("skip", title, why))
 
-    def write(self, heading):
+    def write(self, heading, setup=SETUP):
         e = html.escape
         parts = [
             "<!DOCTYPE html>",
@@ -681,7 +953,7 @@ class _Page:
             ".note{color:#8a5a00}",
             "</style></head><body>",
             f"<h1>{e(heading)}</h1>",
-            f"<p>{e(SETUP)}</p>",
+            f"<p>{e(setup)}</p>",
         ]
         skipped = [i for i in self.items if i[0] == "skip"]
         for item in self.items:
@@ -975,18 +1247,249 @@ def _contour_caption(df, what):
     )
 
 
+# ---------------------------------------------------------------------------------------
+# The pages of `braid reproduce acpf` and `braid reproduce coupled-cubic`
+
+SIMULATED = (
+    "Every run is simulated by Braid's discrete-event simulator (its own models of the congestion "
+    "controls, tunnel, schedulers and reordering), not measured on the paper's testbed; repetitions "
+    "differ only through the seeded choices of the noise model and random loss, so their spread is "
+    "not the paper's. "
+)
+
+
+def _manifest(directory):
+    """reproduce.json of a reproduction folder, or {} when it is missing or unreadable."""
+    try:
+        with open(os.path.join(directory, "reproduce.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _load_series_and_traces(directory):
+    """(throughput, traces) of the folder's series/, either None where missing."""
+    root = os.path.join(directory, "series")
+    try:
+        tput = load_series(root)
+    except FileNotFoundError:
+        tput = None
+    try:
+        traces = load_traces(root)
+    except FileNotFoundError:
+        traces = None
+    return tput, traces
+
+
+ACPF_PANELS = {"4a": "NewReno", "4c": "Cubic", "4e": "BBR"}
+
+
+def acpf(directory, *, out_dir=None, strict=False, dpi=None):
+    """Draw the figures of `braid reproduce acpf` (Pieska et al. 2021) that `directory`'s files
+    allow into `directory`/figures/ and write `directory`/index.html (or under `out_dir`).
+    A figure whose input is missing or unusable is listed as not drawn (strict=True raises
+    instead, but for missing files). Returns the page's path."""
+    directory = os.fspath(directory)
+    out_dir = os.fspath(out_dir or directory)
+    os.makedirs(out_dir, exist_ok=True)
+    page = _Page(out_dir, os.path.join(out_dir, "figures"), strict, dpi)
+    m = _manifest(directory)
+    opts = m.get("options", {})
+    run_facts = (
+        f" {opts.get('reps', '?')} repetitions per set, downloads of {opts.get('bytes', 0) / 1e6:g} MB over the "
+        f"50 Mbit/s tunnels (half over the 25 Mbit/s ones), {opts.get('buffer_pkts', '?')}-packet buffers."
+        if opts else ""
+    )
+
+    # Figure 5 and the tables.
+    goodput_csv = os.path.join(directory, "goodput.csv")
+    if os.path.isfile(goodput_csv):
+        table = pd.read_csv(goodput_csv)
+        page.figure(
+            "fig05_goodput.png",
+            "Figure 5: goodput of CPF and ACPF per set",
+            lambda: goodput_bars(table),
+            "Mean goodput (application bytes over the download time) per delay set and end-to-end congestion "
+            "control, one panel per tunnel kind (the paper's kernel CCID5 tunnels at 25 Mbit/s, user-space "
+            "TCP-BBR tunnels at 50 Mbit/s), bars per scheduler, error bars the 95% confidence interval over "
+            "repetitions; dotted and dashed lines mark one path's and both paths' rate. The paper reports ACPF "
+            "gains of 69-86% over CCID5 and 24-66% over BBR tunnels." + run_facts,
+        )
+    else:
+        page.skip("Figure 5: goodput of CPF and ACPF per set", "no goodput.csv")
+    page.table(
+        os.path.join(directory, "gain.csv"),
+        "ACPF's gain over CPF",
+        "Mean goodput of CPF and ACPF per set and ACPF's gain, (ACPF / CPF - 1) x 100%.",
+    )
+    page.table(
+        goodput_csv,
+        "Goodput per set and scheduler",
+        "Mean, 95% confidence half-width (Student's t), minimum and maximum goodput over the repetitions, "
+        "each path's mean wire rate, and the number of runs (failed runs are left out and counted).",
+    )
+
+    # Figure 4.
+    tput, traces = _load_series_and_traces(directory)
+    if traces is None:
+        page.skip("Figure 4: windows over time", "no series/*/trace.csv")
+    else:
+        labels = _ordered_unique(traces["label"])
+        titles = {
+            r["label"]: f"Figure {r['figure']}: {r['e2e_cc']} over BBR, {str(r['scheduler']).upper()}"
+            for r in m.get("series", [])
+            if isinstance(r, dict) and {"label", "figure", "e2e_cc", "scheduler"} <= set(r)
+        }
+        for first, cc in ACPF_PANELS.items():
+            pair = [lab for lab in labels if re.match(rf"^fig{first[0]}[{first[1]}{chr(ord(first[1]) + 1)}]_", lab)]
+            if not pair:
+                continue
+            letters = f"{first[1]}-{chr(ord(first[1]) + 1)}"
+            page.figure(
+                f"fig04{first[1]}{chr(ord(first[1]) + 1)}_windows.png",
+                f"Figure 4{letters}: {cc} end to end over BBR tunnels, CPF and ACPF",
+                lambda pair=pair: window_traces(traces, tput, labels=pair, titles=titles),
+                "Per run (columns), top to bottom: each path's tunnel throughput (stacked) and the end-to-end "
+                "goodput (dashed); each path's live cwnd (ACPF's fraction times the tunnel controller's raw "
+                "window, dotted; with CPF live = raw); the server's cwnd. "
+                + m.get("series_note", ""),
+            )
+
+    # Figure 6.
+    try:
+        grid = load_sweep(os.path.join(directory, "contour"))
+    except FileNotFoundError as err:
+        grid = None
+        page.skip("Figure 6: contours", str(err))
+    if grid is not None:
+        note = m.get("contour", {}).get("note", "")
+        by = ["tunnel.scheduler"]
+        page.figure(
+            "fig06a_contour_goodput.png",
+            "Figure 6a: goodput over E2E RTT and tunnel share, BBR over BBR",
+            lambda: contour(grid, "goodput_mbps", by=by),
+            _contour_caption(grid.assign(combination="bbr/bbr"), "goodput (blue = both paths used)") + " " + note,
+        )
+        if "tunnel.acpf_fraction_mean" in grid.columns:
+            acpf_rows = grid[grid["tunnel.scheduler"].astype(str) == "acpf"]
+            page.figure(
+                "fig06b_contour_acpf_fraction.png",
+                "Figure 6b: ACPF's mean live cwnd as a percent of the raw cwnd",
+                lambda: contour(acpf_rows, "tunnel.acpf_fraction_mean", by=by),
+                "The ACPF fraction (live cwnd / raw cwnd) averaged over each run's samples, at each point; "
+                "low where ACPF offloads to path 2 (0.47 is its minimum). " + _runs_facts(acpf_rows),
+            )
+        if "e2e.cwnd_bytes_mean" in grid.columns:
+            order = {"acpf": 0, "cpf": 1}
+            both = grid.assign(_o=grid["tunnel.scheduler"].astype(str).map(order).fillna(2)).sort_values("_o", kind="stable")
+            page.figure(
+                "fig06cd_contour_server_cwnd.png",
+                "Figure 6c-d: the server's mean cwnd, ACPF (c) and CPF (d)",
+                lambda: contour(both.drop(columns=["_o"]), "e2e.cwnd_bytes_mean", by=by),
+                "The end-to-end BBR sender's congestion window averaged over each run's samples. Where the "
+                "server perceives both paths its window grows with the aggregate BDP. " + _runs_facts(grid),
+            )
+    page.table(
+        os.path.join(directory, "contour.csv"),
+        "Figure 6's values per point",
+        "Goodput, mean ACPF fraction and mean server cwnd of each contour run (coordinates in "
+        "contour_points.csv).",
+    )
+    setup = SIMULATED + m.get("setup_note", "")
+    return page.write("Braid: Adaptive Cheapest Path First (Pieska et al. 2021), reproduced", setup)
+
+
+def coupled_cubic(directory, *, out_dir=None, strict=False, dpi=None):
+    """Draw the figures of `braid reproduce coupled-cubic` (Lee et al. 2023) that
+    `directory`'s files allow into `directory`/figures/ and write `directory`/index.html (or
+    under `out_dir`); see `acpf` for the rest."""
+    directory = os.fspath(directory)
+    out_dir = os.fspath(out_dir or directory)
+    os.makedirs(out_dir, exist_ok=True)
+    page = _Page(out_dir, os.path.join(out_dir, "figures"), strict, dpi)
+    m = _manifest(directory)
+    opts = m.get("options", {})
+    seconds = opts.get("seconds")
+    shortened = (
+        f" Runs last {seconds} s of traffic, not the paper's 1000 s, so the averages weigh the start "
+        "(slow start fills the large path before the first loss) far more than the paper's."
+        if seconds is not None else ""
+    )
+    packet = m.get("packet_bytes", 1500)
+
+    util_csv = os.path.join(directory, "utilisation.csv")
+    if os.path.isfile(util_csv):
+        table = pd.read_csv(util_csv)
+        page.figure(
+            "fig07_throughput.png",
+            "Figure 7: throughput per subflow and in total, per tunnel congestion control",
+            lambda: utilisation_bars(table),
+            "Mean wire rate of subflow 1 (500 Mbit/s, 100 ms), subflow 2 (100 Mbit/s, 20 ms) and their total, "
+            "error bars the 95% confidence interval over repetitions, labels each subflow's utilisation. "
+            "cubic_single_path is the paper's first bar (CUBIC alone on the large path); lia, coupled_cubic_a1 "
+            "(CCUBIC(alpha_1)) and coupled_cubic (CCUBIC(alpha_2)) the paper's others; cubic and newreno, "
+            "uncoupled on each path, are ours. The paper measured LIA 95 + 20 = 115 Mbit/s, CCUBIC(alpha_1) "
+            "397 + 25 = 422 and CCUBIC(alpha_2) 402 + 21 = 423 over 1000 s." + shortened,
+        )
+    else:
+        page.skip("Figure 7: throughput per subflow", "no utilisation.csv")
+    page.table(
+        util_csv,
+        "Throughput, utilisation and mean window per subflow",
+        "Mean and 95% confidence half-width of each subflow's wire rate, utilisation (rate over capacity) and "
+        f"the mean congestion window in {packet}-byte packets (the paper's Tables 4 and 5 give average windows)."
+        + shortened,
+    )
+
+    tput, traces = _load_series_and_traces(directory)
+    if traces is None:
+        page.skip("Figures 5 and 6: windows over time", "no series/*/trace.csv")
+    else:
+        names = {"5": "LIA", "6": "Coupled CUBIC"}
+        for num, what in names.items():
+            labels = [lab for lab in _ordered_unique(traces["label"]) if _series_group(lab)[0] == num]
+            if not labels:
+                continue
+            page.figure(
+                f"fig{int(num):02d}_windows.png",
+                f"Figure {num}: subflow windows over time, {what}",
+                lambda labels=labels: subflow_windows(traces, labels=labels, packet_bytes=packet),
+                f"Each subflow's congestion window under {what}, in {packet}-byte packets, one row per subflow. "
+                + m.get("series_note", "") + shortened,
+            )
+        if tput is not None:
+            page.figure(
+                "throughput_over_time.png",
+                "Throughput over time (not in the paper)",
+                lambda: throughput_over_time(tput),
+                "Each subflow's wire rate (stacked) and the delivered UDP goodput (dashed) of the Figure 5 and 6 "
+                "runs, per 100 ms bin." + shortened,
+            )
+    setup = SIMULATED + m.get("setup_note", "")
+    return page.write("Braid: Coupled CUBIC (Lee et al. 2023), reproduced", setup)
+
+
+EXPERIMENTS = {
+    "nested-cc": (nested_cc, "braid reproduce nested-cc"),
+    "acpf": (acpf, "braid reproduce acpf"),
+    "coupled-cubic": (coupled_cubic, "braid reproduce coupled-cubic"),
+}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m braid.figures", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    nested = sub.add_parser("nested-cc", help="figures and index.html of `braid reproduce nested-cc --out DIR`")
-    nested.add_argument("dir", help="the folder braid reproduce wrote")
-    nested.add_argument("--out", help="write figures/ and index.html here instead of DIR")
-    nested.add_argument("--strict", action="store_true", help="fail on a figure that cannot be drawn")
-    nested.add_argument("--dpi", type=int, help=f"resolution of the PNGs (default {style.RC['savefig.dpi']})")
+    for name, (_, command) in EXPERIMENTS.items():
+        one = sub.add_parser(name, help=f"figures and index.html of `{command} --out DIR`")
+        one.add_argument("dir", help="the folder braid reproduce wrote")
+        one.add_argument("--out", help="write figures/ and index.html here instead of DIR")
+        one.add_argument("--strict", action="store_true", help="fail on a figure that cannot be drawn")
+        one.add_argument("--dpi", type=int, help=f"resolution of the PNGs (default {style.RC['savefig.dpi']})")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.dir):
         parser.error(f"no folder {args.dir}")
-    page = nested_cc(args.dir, out_dir=args.out, strict=args.strict, dpi=args.dpi)
+    draw = EXPERIMENTS[args.command][0]
+    page = draw(args.dir, out_dir=args.out, strict=args.strict, dpi=args.dpi)
     print(page)
     return 0
 

@@ -11,6 +11,8 @@
 //!   each with its path asymmetry and buffer sizes (see [`CONTOUR_NOTE`]).
 //! - [`SERIES`]: the throughput-over-time examples of Figures 4, 8a and 9a.
 
+use crate::series::Example;
+
 /// One end-to-end over tunnel congestion-control combination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Combination {
@@ -226,6 +228,22 @@ pub const SERIES: &[Series] = &[
     series("fig9a_bbr-ccid2_long", "9a", "bbr/ccid2", "LONG"),
 ];
 
+/// The examples as runs: each one's combination, CPF, the transfer size and its keys.
+pub fn examples(bytes: u64) -> Vec<Example> {
+    SERIES
+        .iter()
+        .map(|s| {
+            let c = combination(s.combination).expect("SERIES names Table 3 combinations");
+            let mut overrides: Vec<String> =
+                c.overrides().iter().map(|(k, v)| format!("{k}={v:?}")).collect();
+            overrides.push("tunnel.scheduler=\"cpf\"".into());
+            overrides.push(format!("e2e.bytes={bytes}"));
+            overrides.push(format!("keys={:?}", s.keys));
+            Example { label: s.label.to_string(), overrides }
+        })
+        .collect()
+}
+
 /// The combination with label `label`.
 pub fn combination(label: &str) -> Option<&'static Combination> {
     COMBINATIONS.iter().find(|c| c.label == label)
@@ -271,5 +289,9 @@ mod tests {
             let keys = format!("keys={:?}", s.keys);
             braid_sim::Scenario::from_toml_str("", &[keys]).unwrap();
         }
+        let examples = examples(1000);
+        assert_eq!(examples.len(), SERIES.len());
+        let s = braid_sim::Scenario::from_toml_str("", &examples[0].overrides).unwrap();
+        assert_eq!(s.e2e.bytes, 1000);
     }
 }

@@ -10,7 +10,7 @@
 //! | `matrix.toml`, `contour-<set>.toml` | the sweep specs, for `braid sweep` by hand |
 //! | `matrix/`, `contour/<set>/` | their sweep folders (`runs.parquet`, `runs.jsonl`, ...) |
 //! | `contour_points.csv` | `point, e2e_rtt_ms, tunnel_share, server_rtt_ms, path1_rtt_ms` (path 2: path 1 plus the set's asymmetry) |
-//! | `series/<label>/` | `scenario.toml`, `throughput.csv`, `summary.json` |
+//! | `series/<label>/` | `scenario.toml`, `throughput.csv`, `trace.csv`, `summary.json` |
 //! | `table3.csv`, `table_scenarios.csv` | see [`crate::tables`] |
 //! | `reproduce.json` | options, the scenario and contour readings, what ran, wall time |
 //!
@@ -18,22 +18,24 @@
 //! a summary. Rerunning with other `--reps`, `--bytes` or points is refused rather than mixed
 //! in: the specs written first must match.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use braid_sweep::journal::{self, JOURNAL_FILE};
-use braid_sweep::outdir::write_atomic;
-use braid_sweep::points::{contour_points, Point, PointsError, CONTOUR_SEED, MIN_DISTANCE};
-use braid_sweep::{ProgressMode, Spec, Summary as SweepSummary, SweepError};
+use braid_sweep::points::{contour_points, CONTOUR_SEED, MIN_DISTANCE};
+use braid_sweep::{ProgressMode, Summary as SweepSummary};
 use serde::Serialize;
 
+use crate::error::ReproduceError;
+use crate::folder::{self, write, write_once};
 use crate::nested_cc::{
-    Combination, COMBINATIONS, CONTOUR_NOTE, CONTOUR_SETS, SCENARIOS, SCENARIO_NOTE, SERIES,
+    examples, Combination, COMBINATIONS, CONTOUR_NOTE, CONTOUR_SETS, SCENARIOS, SCENARIO_NOTE,
+    SERIES,
 };
-use crate::series::{self, SeriesError, SeriesSummary};
+use crate::series::{self, SeriesSummary};
 use crate::specs::{self, SpecInputs, BASE_FILE};
-use crate::tables::{self, TablesError};
+use crate::sweeps;
+use crate::tables;
+use crate::toml_text::points_csv;
 
 /// How to run the reproduction.
 #[derive(Debug, Clone)]
@@ -50,31 +52,6 @@ pub struct Options {
     /// Run the time-series examples.
     pub series: bool,
     pub progress: ProgressMode,
-}
-
-/// Why the reproduction stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum ReproduceError {
-    #[error(
-        "{} exists with other contents: this folder was made with other options (--reps, \
-         --bytes, contour points) or by another braid version; use another --out folder",
-        path.display()
-    )]
-    Changed { path: PathBuf },
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("{which} sweep: {source}")]
-    Sweep { which: &'static str, source: SweepError },
-    #[error("{which} spec: {source}")]
-    Spec { which: &'static str, source: braid_sweep::SpecError },
-    #[error(transparent)]
-    Points(#[from] PointsError),
-    #[error(transparent)]
-    Series(#[from] SeriesError),
-    #[error("table 3: {0}")]
-    Tables(#[from] TablesError),
-    #[error("the default scenario does not serialize: {0}")]
-    Base(String),
 }
 
 /// What an invocation did; also the `runs` part of `reproduce.json`.
@@ -95,62 +72,12 @@ pub struct ContourOutcome {
     pub sweep: SweepSummary,
 }
 
-/// Writes `contents` to `path` unless the file is there already; one that is there must
-/// have the same contents.
-fn write_once(path: &Path, contents: &str) -> Result<(), ReproduceError> {
-    match fs::read_to_string(path) {
-        Ok(existing) if existing == contents => Ok(()),
-        Ok(_) => Err(ReproduceError::Changed { path: path.to_path_buf() }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => write_atomic(path, contents)
-            .map_err(|e| ReproduceError::Io { path: path.to_path_buf(), source: io_of(e) }),
-        Err(source) => Err(ReproduceError::Io { path: path.to_path_buf(), source }),
-    }
-}
-
-fn io_of(e: braid_sweep::outdir::OutDirError) -> std::io::Error {
-    match e {
-        braid_sweep::outdir::OutDirError::Io { source, .. } => source,
-        other => std::io::Error::other(other.to_string()),
-    }
-}
-
-fn write(path: &Path, contents: &str) -> Result<(), ReproduceError> {
-    write_atomic(path, contents)
-        .map_err(|e| ReproduceError::Io { path: path.to_path_buf(), source: io_of(e) })
-}
-
-fn sweep(
-    which: &'static str,
-    spec_path: &Path,
-    out: PathBuf,
-    opts: &Options,
-) -> Result<(Spec, SweepSummary), ReproduceError> {
-    let spec = Spec::load(spec_path).map_err(|source| ReproduceError::Spec { which, source })?;
-    let sweep_opts =
-        braid_sweep::Options { out, jobs: opts.jobs, shard: None, progress: opts.progress };
-    let summary = braid_sweep::run(&spec, &sweep_opts)
-        .map_err(|source| ReproduceError::Sweep { which, source })?;
-    Ok((spec, summary))
-}
-
-fn points_csv(points: &[Point]) -> String {
-    let mut out = String::from("point,e2e_rtt_ms,tunnel_share,server_rtt_ms,path1_rtt_ms\n");
-    for (i, p) in points.iter().enumerate() {
-        let (server, p1, _) = p.rtts_ms(0.0);
-        out += &format!("{i},{},{},{server},{p1}\n", p.e2e_rtt_ms, p.tunnel_share);
-    }
-    out
-}
-
 /// Runs (or resumes) the whole reproduction into `opts.out`.
 pub fn nested_cc(opts: &Options) -> Result<Outcome, ReproduceError> {
     let start = Instant::now();
     let dir = &opts.out;
-    fs::create_dir_all(dir).map_err(|source| ReproduceError::Io { path: dir.clone(), source })?;
-    let base = braid_sim::Scenario::default()
-        .to_toml_string()
-        .map_err(|e| ReproduceError::Base(e.to_string()))?;
-    write_once(&dir.join(BASE_FILE), &base)?;
+    folder::create(dir)?;
+    write_once(&dir.join(BASE_FILE), &folder::default_scenario()?)?;
 
     let all: Vec<&Combination> = COMBINATIONS.iter().collect();
     let matrix_text =
@@ -163,14 +90,15 @@ pub fn nested_cc(opts: &Options) -> Result<Outcome, ReproduceError> {
         for set in CONTOUR_SETS {
             write_once(&contour_spec(set.name), &specs::contour(opts.bytes, set, &points))?;
         }
-        write_once(&dir.join("contour_points.csv"), &points_csv(&points))?;
+        write_once(&dir.join("contour_points.csv"), &points_csv(&points, None))?;
     }
     write_readme(dir, opts)?;
 
-    let (matrix_spec, matrix) = sweep("matrix", &matrix_path, dir.join("matrix"), opts)?;
-    let finished = journal::read(&dir.join("matrix").join(JOURNAL_FILE), matrix_spec.runs())
-        .map_err(|e| ReproduceError::Sweep { which: "matrix", source: e.into() })?;
-    let (table3, by_scenario) = tables::tables(&matrix_spec, &finished)?;
+    let (matrix_spec, matrix) =
+        sweeps::run("matrix", &matrix_path, dir.join("matrix"), opts.jobs, opts.progress)?;
+    let finished = sweeps::finished("matrix", &matrix_spec, &dir.join("matrix"))?;
+    let (table3, by_scenario) = tables::tables(&matrix_spec, &finished)
+        .map_err(|source| ReproduceError::Tables { which: "table 3", source })?;
     write(&dir.join("table3.csv"), &table3)?;
     write(&dir.join("table_scenarios.csv"), &by_scenario)?;
 
@@ -178,13 +106,14 @@ pub fn nested_cc(opts: &Options) -> Result<Outcome, ReproduceError> {
     if !points.is_empty() {
         for set in CONTOUR_SETS {
             let out = dir.join("contour").join(set.name);
-            let (_, summary) = sweep("contour", &contour_spec(set.name), out, opts)?;
+            let (_, summary) =
+                sweeps::run("contour", &contour_spec(set.name), out, opts.jobs, opts.progress)?;
             contour.push(ContourOutcome { set: set.name, sweep: summary });
         }
     }
     let SeriesSummary { ran, skipped } = if opts.series {
         let base_path = dir.join(BASE_FILE);
-        series::run_all(&base_path, &dir.join("series"), SERIES, opts.bytes, opts.jobs)?
+        series::run_all(&base_path, &dir.join("series"), &examples(opts.bytes), opts.jobs)?
     } else {
         SeriesSummary::default()
     };
@@ -268,7 +197,7 @@ fn write_readme(dir: &Path, opts: &Options) -> Result<(), ReproduceError> {
          relative DLCT.\n\
          - `contour/<set>/`: the contour figures, one sweep per batch (`contour-<set>.toml`) \
          over the points in `contour_points.csv`.\n\
-         - `series/<label>/throughput.csv`: the throughput-over-time examples.\n\
+         - `series/<label>/throughput.csv` (and `trace.csv`): the throughput-over-time examples.\n\
          - `reproduce.json`: the options, which scenarios and combinations were read from the \
          paper, and what ran.\n\n\
          ## Scenarios\n\n{SCENARIO_NOTE}\n\n## Contour figures\n\n{CONTOUR_NOTE}\n\n\

@@ -7,9 +7,9 @@
 use braid_sweep::points::Point;
 
 use crate::nested_cc::{combination, Combination, ContourSet, SCENARIOS, SCHEDULERS};
+use crate::toml_text::{point_entries, quoted, string_fields, table_axis, Entry};
 
-/// The base scenario file's name, beside the specs.
-pub const BASE_FILE: &str = "base.toml";
+pub use crate::folder::BASE_FILE;
 
 /// What the specs are made from.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,18 +21,10 @@ pub struct SpecInputs<'a> {
     pub combinations: &'a [&'a Combination],
 }
 
-fn quoted(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
 fn combination_axis(combinations: &[&Combination]) -> String {
-    let mut out = String::from("combination = [\n");
-    for c in combinations {
-        let fields: Vec<String> =
-            c.overrides().iter().map(|(k, v)| format!("{} = {}", quoted(k), quoted(v))).collect();
-        out += &format!("  {{ label = {}, {} }},\n", quoted(c.label), fields.join(", "));
-    }
-    out + "]\n"
+    let entries: Vec<Entry> =
+        combinations.iter().map(|c| Entry::named(c.label, string_fields(&c.overrides()))).collect();
+    table_axis("combination", &entries)
 }
 
 fn header(what: &str, reps: u32, bytes: u64) -> String {
@@ -69,26 +61,23 @@ pub fn contour(bytes: u64, set: &ContourSet, points: &[Point]) -> String {
         .iter()
         .map(|l| combination(l).expect("contour combinations are Table 3's"))
         .collect();
-    let mut buffer_axis = String::new();
-    if !set.buffers.is_empty() {
-        buffer_axis += "buffer = [\n";
-        for b in set.buffers {
-            buffer_axis += &format!(
-                "  {{ label = {b}, \"paths.0.buffer_pkts\" = {b}, \"paths.1.buffer_pkts\" = {b} }},\n"
-            );
-        }
-        buffer_axis += "]\n";
-    }
-    let mut axis = String::from("point = [\n");
-    for (i, p) in points.iter().enumerate() {
-        let fields: Vec<String> = p
-            .overrides(set.asymmetry_ms)
+    let buffer_axis = if set.buffers.is_empty() {
+        String::new()
+    } else {
+        let entries: Vec<Entry> = set
+            .buffers
             .iter()
-            .map(|(k, v)| format!("{} = {}", quoted(k), v.to_toml()))
+            .map(|b| Entry {
+                label: b.to_string(),
+                fields: vec![
+                    ("paths.0.buffer_pkts".into(), b.to_string()),
+                    ("paths.1.buffer_pkts".into(), b.to_string()),
+                ],
+            })
             .collect();
-        axis += &format!("  {{ label = {i}, {} }},\n", fields.join(", "));
-    }
-    axis += "]\n";
+        table_axis("buffer", &entries)
+    };
+    let axis = table_axis("point", &point_entries(points, set.asymmetry_ms));
     format!(
         "{}\"tunnel.scheduler\" = \"cpf\"\n\n[axes]\n{}{buffer_axis}{axis}",
         header(
@@ -106,20 +95,11 @@ pub fn contour(bytes: u64, set: &ContourSet, points: &[Point]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use braid_sweep::points::contour_points;
-    use braid_sweep::Spec;
 
     use super::*;
     use crate::nested_cc::{COMBINATIONS, CONTOUR_SETS};
-
-    /// Parses spec text with the repository's default scenario standing in for base.toml.
-    fn parse(text: &str) -> Spec {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
-        let text = text.replace(BASE_FILE, "default.toml");
-        Spec::parse(&text, &dir.join("spec.toml"), &dir).unwrap()
-    }
+    use crate::test_support::parse_spec as parse;
 
     #[test]
     fn the_matrix_is_table_3_times_schedulers_times_scenarios() {

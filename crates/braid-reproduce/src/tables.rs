@@ -20,64 +20,33 @@
 //! `df.mode_means.str.split(";")` gives lists; the columns stay at the end so readers by
 //! position are unaffected.
 
-use std::collections::BTreeMap;
-
 use braid_sweep::journal::Finished;
-use braid_sweep::plan::run_key;
 use braid_sweep::Spec;
 
-use crate::modes::{modes, Mode, RELATIVE_DLCT};
+use crate::cells::{self, num, Group, TablesError};
+use crate::modes::{self, modes, Mode};
 use crate::nested_cc::{combination, Combination};
 use crate::stats::{summarize, Summary};
 
-/// Why the tables could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum TablesError {
-    #[error("the matrix spec has no axis {axis}; it was not written by braid reproduce")]
-    MissingAxis { axis: &'static str },
-    #[error("the matrix spec's combination {label:?} is not one of Table 3's")]
-    UnknownCombination { label: String },
-    #[error("journal record of run {id} cannot be read: {message}")]
-    Record { id: u64, message: String },
-}
-
-/// The relative DLCTs of one group, and how many of its runs failed.
-#[derive(Debug, Default, Clone)]
-struct Group {
-    values: Vec<f64>,
-    failed: u64,
-}
-
-/// A (combination, scheduler, scenario) group's key: indices into the spec's axes.
-type Cell = (usize, usize, usize);
-
 /// The two tables as CSV text: (table3.csv, table_scenarios.csv).
 pub fn tables(spec: &Spec, finished: &Finished) -> Result<(String, String), TablesError> {
-    let axis = |name: &'static str| {
-        spec.axes.iter().position(|a| a.key == name).ok_or(TablesError::MissingAxis { axis: name })
-    };
-    let (c_axis, s_axis, k_axis) = (axis("combination")?, axis("tunnel.scheduler")?, axis("keys")?);
-    let label = |a: usize, i: usize| match &spec.axes[a].values[i] {
-        braid_sweep::spec::AxisValue::Str(s) => s.clone(),
-        other => other.to_toml(),
-    };
+    let c_axis = cells::axis(spec, "combination")?;
+    let s_axis = cells::axis(spec, "tunnel.scheduler")?;
+    let k_axis = cells::axis(spec, "keys")?;
     let combos: Vec<&Combination> = (0..spec.axes[c_axis].values.len())
         .map(|i| {
-            let l = label(c_axis, i);
-            combination(&l).ok_or(TablesError::UnknownCombination { label: l })
+            let label = cells::label(spec, c_axis, i);
+            combination(&label).ok_or(TablesError::UnknownLabel { axis: "combination", label })
         })
         .collect::<Result<_, _>>()?;
-
-    let mut groups: BTreeMap<Cell, Group> = BTreeMap::new();
-    for (&id, line) in finished {
-        let key = run_key(spec, id);
-        let cell = (key.value_index[c_axis], key.value_index[s_axis], key.value_index[k_axis]);
-        let group = groups.entry(cell).or_default();
-        match relative_dlct(line).map_err(|message| TablesError::Record { id, message })? {
-            Some(v) => group.values.push(v),
-            None => group.failed += 1,
-        }
-    }
+    let groups = cells::group(spec, finished)?;
+    let cell = |ci: usize, si: usize, ki: usize| {
+        let mut key = vec![0; spec.axes.len()];
+        key[c_axis] = ci;
+        key[s_axis] = si;
+        key[k_axis] = ki;
+        groups.get(&key).cloned().unwrap_or_default()
+    };
 
     let mut table3 = String::from(
         "combination,e2e_cc,tunnel_cc,reorder,scheduler,relative_dlct_mean,relative_dlct_ci95,\
@@ -96,18 +65,18 @@ pub fn tables(spec: &Spec, finished: &Finished) -> Result<(String, String), Tabl
                 c.e2e_cc,
                 c.tunnel_cc,
                 c.reorder,
-                label(s_axis, si)
+                cells::label(spec, s_axis, si)
             );
             let mut all = Group::default();
             let mut multimodal = 0;
             for ki in 0..spec.axes[k_axis].values.len() {
-                let g = groups.get(&(ci, si, ki)).cloned().unwrap_or_default();
-                let s = summarize(&g.values);
-                let scenario = match label(k_axis, ki) {
+                let g = cell(ci, si, ki);
+                let s = summarize(&g.values(RELATIVE_DLCT));
+                let scenario = match cells::label(spec, k_axis, ki) {
                     k if k.is_empty() => "default".to_string(),
                     k => k,
                 };
-                let m = modes(&g.values, &RELATIVE_DLCT);
+                let m = modes(&g.values(RELATIVE_DLCT), &modes::RELATIVE_DLCT);
                 multimodal += usize::from(m.len() > 1);
                 by_scenario += &format!(
                     "{prefix},{scenario},{},{},{},{},{},{},{},{}\n",
@@ -120,27 +89,15 @@ pub fn tables(spec: &Spec, finished: &Finished) -> Result<(String, String), Tabl
                     m.len(),
                     mode_columns(&m)
                 );
-                all.values.extend(g.values);
+                all.reports.extend(g.reports);
                 all.failed += g.failed;
             }
-            let Summary { mean, ci95, n, .. } = summarize(&all.values);
+            let Summary { mean, ci95, n, .. } = summarize(&all.values(RELATIVE_DLCT));
             table3 +=
                 &format!("{prefix},{},{},{n},{},{multimodal}\n", num(mean), num(ci95), all.failed);
         }
     }
     Ok((table3, by_scenario))
-}
-
-/// A run's relative DLCT, or `None` when it failed.
-fn relative_dlct(line: &str) -> Result<Option<f64>, String> {
-    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
-    if v["status"] != "ok" {
-        return Ok(None);
-    }
-    v["report"]["relative_dlct"]
-        .as_f64()
-        .map(Some)
-        .ok_or_else(|| "an ok run without report.relative_dlct".to_string())
 }
 
 /// `mode_means,mode_shares`: each mode's mean and fraction of the runs, `;`-separated.
@@ -150,14 +107,8 @@ fn mode_columns(m: &[Mode]) -> String {
     format!("{},{}", join(&|m| m.mean), join(&|m| m.n as f64 / total as f64))
 }
 
-/// A number for CSV: shortest exact form, empty when undefined.
-fn num(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else {
-        String::new()
-    }
-}
+/// Where a report holds the relative DLCT.
+const RELATIVE_DLCT: &str = "/relative_dlct";
 
 #[cfg(test)]
 mod tests {

@@ -68,6 +68,10 @@ pub struct PathReport {
     pub packets_sent: u64,
     /// Packets the tunnel sender's loss detection declared lost on this path.
     pub packets_lost_detected: u64,
+    /// The path's congestion window, bytes, averaged over the periodic samples taken during
+    /// the transfer (`sim.sample_interval_ms`): the average windows of Lee et al. 2023,
+    /// Tables 4 and 5.
+    pub cwnd_bytes_mean: f64,
 }
 
 /// Drops per named queue, over both directions.
@@ -96,6 +100,9 @@ pub struct E2eReport {
     pub retransmissions: u64,
     pub rto_count: u64,
     pub srtt_ms_mean: f64,
+    /// The server's congestion window, bytes, averaged over the periodic samples taken during
+    /// the transfer (0 for UDP): the server cwnd of Pieska et al. 2021, Figure 6c-d.
+    pub cwnd_bytes_mean: f64,
 }
 
 /// The reorder buffer's activity at the downlink receiver.
@@ -123,6 +130,10 @@ pub struct TunnelReport {
     pub expired: u64,
     /// Extra copies made by the `redundant` scheduler.
     pub redundant_copies: u64,
+    /// The ACPF scheduler's live/raw window fraction averaged over the periodic samples taken
+    /// during the transfer (Pieska et al. 2021, Figure 6b); absent for other schedulers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acpf_fraction_mean: Option<f64>,
 }
 
 /// The summary of one run: the `--json` output of `braid sim`.
@@ -195,7 +206,45 @@ pub struct Series {
     pub goodput_bins: Vec<u64>,
 }
 
+/// Averages of the periodic trace over the samples of one time window: [`Series::means`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceMeans {
+    pub e2e_cwnd_bytes: f64,
+    /// One per path, in path order.
+    pub path_cwnd_bytes: Vec<f64>,
+    /// `None` when no sample in the window has an ACPF fraction.
+    pub acpf_fraction: Option<f64>,
+}
+
 impl Series {
+    /// The mean end-to-end and per-path windows and ACPF fraction over the samples taken at
+    /// times in `[from_s, to_s]`; zeros (and `None`) when there is none.
+    pub fn means(&self, from_s: f64, to_s: f64) -> TraceMeans {
+        let np = self.path_names.len();
+        let mut e2e = Stat::default();
+        let mut paths = vec![Stat::default(); np];
+        let mut acpf = Stat::default();
+        for (k, row) in self.trace.iter().enumerate() {
+            if row.t_s < from_s || row.t_s > to_s {
+                continue;
+            }
+            e2e.add(row.e2e_cwnd_bytes as f64);
+            if let Some(f) = row.acpf_fraction {
+                acpf.add(f);
+            }
+            for (stat, sample) in
+                paths.iter_mut().zip(self.path_trace.get(k * np..(k + 1) * np).unwrap_or(&[]))
+            {
+                stat.add(sample.cwnd_bytes as f64);
+            }
+        }
+        TraceMeans {
+            e2e_cwnd_bytes: e2e.mean_max().mean,
+            path_cwnd_bytes: paths.iter().map(|s| s.mean_max().mean).collect(),
+            acpf_fraction: (acpf.count() > 0).then(|| acpf.mean_max().mean),
+        }
+    }
+
     #[inline]
     pub fn add_bin(bins: &mut Vec<u64>, bin: usize, bytes: u64) {
         if bins.len() <= bin {
@@ -328,6 +377,30 @@ mod tests {
             s.add(v);
         }
         assert_eq!(s.mean_max(), MeanMax { mean: 3.0, max: 5.0 });
+    }
+
+    #[test]
+    fn trace_means_average_the_samples_inside_the_window() {
+        let row = |t_s: f64, cwnd: u64, acpf: Option<f64>| TraceRow {
+            t_s,
+            e2e_cwnd_bytes: cwnd,
+            acpf_fraction: acpf,
+            ..Default::default()
+        };
+        let path = |cwnd: u64| PathSample { cwnd_bytes: cwnd, ..Default::default() };
+        let s = Series {
+            path_names: vec!["a".into(), "b".into()],
+            trace: vec![row(0.0, 100, None), row(1.0, 200, Some(0.5)), row(2.0, 400, Some(1.0))],
+            path_trace: vec![path(1), path(2), path(10), path(20), path(30), path(40)],
+            ..Default::default()
+        };
+        let m = s.means(0.5, 2.0);
+        assert_eq!(m.e2e_cwnd_bytes, 300.0);
+        assert_eq!(m.path_cwnd_bytes, [20.0, 30.0]);
+        assert_eq!(m.acpf_fraction, Some(0.75));
+        let none = s.means(5.0, 6.0);
+        assert_eq!((none.e2e_cwnd_bytes, none.acpf_fraction), (0.0, None));
+        assert_eq!(s.means(0.0, 0.0).acpf_fraction, None);
     }
 
     #[test]

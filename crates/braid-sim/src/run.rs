@@ -279,6 +279,8 @@ fn check_accounting(out: &Outcome) -> Result<(), SimError> {
 fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f64) -> RunOutput {
     let total_path_bytes: u64 = out.path_bytes.iter().sum();
     let n = out.path_bytes.len();
+    let start_s = out.started_at.as_secs_f64();
+    let means = out.series.means(start_s, start_s + dlct_s);
     let paths = (0..n)
         .map(|i| {
             let srtt = out.path_srtt_ms[i].mean_max();
@@ -300,6 +302,7 @@ fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f6
                 queue_delay_ms_max: queue_delay.max,
                 packets_sent: out.path_sent_pkts[i],
                 packets_lost_detected: out.path_lost_pkts[i],
+                cwnd_bytes_mean: means.path_cwnd_bytes.get(i).copied().unwrap_or(0.0),
             }
         })
         .collect();
@@ -327,6 +330,7 @@ fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f6
             retransmissions: out.retransmissions,
             rto_count: out.rto_count,
             srtt_ms_mean: out.e2e_srtt_ms.mean_max().mean,
+            cwnd_bytes_mean: means.e2e_cwnd_bytes,
         },
         reorder: ReorderReport {
             released_on_timeout: out.reorder.released_on_timeout,
@@ -342,6 +346,7 @@ fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f6
             retransmissions: out.downlink_sender.retransmissions,
             expired: out.downlink_sender.expired,
             redundant_copies: out.downlink_sender.redundant_copies,
+            acpf_fraction_mean: means.acpf_fraction,
         },
         events: out.events,
         simulated_packets: out.simulated_packets,

@@ -361,6 +361,7 @@ mod tests {
             queue_delay_ms_max: 0.0,
             packets_sent: 1,
             packets_lost_detected: 0,
+            cwnd_bytes_mean: 0.0,
         };
         let report = braid_sim::Report { paths: vec![path], ..Default::default() };
         let mut finished = Finished::new();

@@ -56,7 +56,8 @@ enum Command {
     /// Run a sweep spec (axes x reps) in-process into DIR/runs.parquet; resumable, shardable
     /// (docs/sweeps.md).
     Sweep(sweep::SweepArgs),
-    /// Reproduce a paper's experiments into DIR: `nested-cc` (Pieska et al. 2024), resumable.
+    /// Reproduce a paper's experiments into DIR, resumably: `nested-cc` (Pieska et al. 2024),
+    /// `acpf` (Pieska et al. 2021), `coupled-cubic` (Lee et al. 2023).
     Reproduce(reproduce::ReproduceArgs),
     /// The default scenario with CPF and SRTT for Cubic and BBR end to end, against the baseline.
     Demo {

@@ -1,0 +1,31 @@
+//! Running a spec a reproduction wrote into its folder, in-process with braid-sweep (the one
+//! sweep engine: resumable from its journal), and reading the journal back for the tables.
+
+use std::path::{Path, PathBuf};
+
+use braid_sweep::journal::{self, Finished, JOURNAL_FILE};
+use braid_sweep::{ProgressMode, Spec, Summary};
+
+use crate::error::ReproduceError;
+
+/// Loads the spec at `spec_path` and runs (or resumes) it into `out`; `which` names the sweep
+/// in errors.
+pub fn run(
+    which: &'static str,
+    spec_path: &Path,
+    out: PathBuf,
+    jobs: usize,
+    progress: ProgressMode,
+) -> Result<(Spec, Summary), ReproduceError> {
+    let spec = Spec::load(spec_path).map_err(|source| ReproduceError::Spec { which, source })?;
+    let opts = braid_sweep::Options { out, jobs, shard: None, progress };
+    let summary =
+        braid_sweep::run(&spec, &opts).map_err(|source| ReproduceError::Sweep { which, source })?;
+    Ok((spec, summary))
+}
+
+/// The finished runs in the journal of the sweep folder `dir`.
+pub fn finished(which: &'static str, spec: &Spec, dir: &Path) -> Result<Finished, ReproduceError> {
+    journal::read(&dir.join(JOURNAL_FILE), spec.runs())
+        .map_err(|e| ReproduceError::Sweep { which, source: e.into() })
+}
