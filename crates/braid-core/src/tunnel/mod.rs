@@ -14,7 +14,8 @@
 //!                      (drop-tail)          (cwnd room)          (pacing rate)         (header)
 //!  handle_feedback ──▶ per-path loss detection, RTT, delivery rate ──▶ MultipathController
 //!
-//!  handle_data ──▶ per-path ack ranges ──▶ poll_feedback (every 2nd packet or max delay)
+//!  handle_data ──▶ per-path ack ranges ──▶ poll_feedback (every 2nd packet or max delay;
+//!              │                                         a duplicate at once, RFC 5681 4.2)
 //!              └─▶ ReorderBuffer ──▶ poll_deliver
 //! ```
 //!

@@ -7,6 +7,16 @@
 //! of the newest packet and how long the receiver held it, so that the sender's RTT sample
 //! excludes the feedback delay.
 //!
+//! A packet the receiver cannot use is acknowledged at once, as TCP acknowledges a duplicate or
+//! unacceptable segment immediately (RFC 9293 section 3.10.7.4: "If an incoming segment is not
+//! acceptable, an acknowledgment should be sent in reply"; RFC 5681 section 4.2): a path
+//! sequence number the path already received (the sender resent it because it missed the
+//! acknowledgment, which only a new acknowledgment repairs), or a packet beyond a reliable path's
+//! reassembly buffer. Without this, a path whose feedback was lost for longer than its
+//! retransmission timeout stalled for good: every backed-off retransmission arrived as a
+//! duplicate, and a duplicate alone never made the receiver speak. One such packet makes at most
+//! one frame, and packets arriving before the next [`TunnelReceiver::poll_feedback`] share it.
+//!
 //! On reliable paths ([`super::Reliability::Reliable`]) packets first pass a per-path
 //! reassembly buffer ([`super::reassembly`]) that releases them in path order; the reorder
 //! buffer sees them when they leave it.
@@ -51,15 +61,17 @@ struct ReceivedRanges {
 }
 
 impl ReceivedRanges {
-    fn insert(&mut self, seq: u64) {
+    /// Records `seq`. Returns false if it was known received already (below the floor or in a
+    /// remembered range): a duplicate on this path.
+    fn insert(&mut self, seq: u64) -> bool {
         if seq < self.floor {
-            return;
+            return false;
         }
         let rs = &mut self.ranges;
         // Fast path: extends the newest range.
         if self.len > 0 && seq == rs[0].largest + 1 {
             rs[0].largest = seq;
-            return;
+            return true;
         }
         // Find the first range (descending) whose smallest is <= seq + 1.
         let mut i = 0;
@@ -69,7 +81,7 @@ impl ReceivedRanges {
         if i < self.len && rs[i].largest.saturating_add(1) >= seq {
             // Touches or contains range i.
             if seq >= rs[i].smallest && seq <= rs[i].largest {
-                return;
+                return false;
             }
             if seq == rs[i].largest + 1 {
                 rs[i].largest = seq;
@@ -84,15 +96,15 @@ impl ReceivedRanges {
                     self.remove(i + 1);
                 }
             }
-            return;
+            return true;
         }
         if i > 0 && rs[i - 1].smallest == seq + 1 {
             rs[i - 1].smallest = seq;
-            return;
+            return true;
         }
         // New range at position i.
         if i == MAX_ACK_RANGES {
-            return; // older than everything we remember
+            return true; // older than everything we remember: not known as a duplicate
         }
         let last = self.len.min(MAX_ACK_RANGES - 1);
         let mut j = last;
@@ -102,6 +114,7 @@ impl ReceivedRanges {
         }
         rs[i] = AckRange { smallest: seq, largest: seq };
         self.len = (self.len + 1).min(MAX_ACK_RANGES);
+        true
     }
 
     /// Everything below `next` was received: forget the ranges that covers.
@@ -148,6 +161,9 @@ struct ReceiverPath {
     ranges: ReceivedRanges,
     unacked_pkts: u32,
     first_unacked_arrival: Instant,
+    /// Arrival of the oldest packet not yet acknowledged that calls for feedback at once (a
+    /// duplicate or a packet beyond the reassembly buffer; see the module documentation).
+    ack_now_since: Option<Instant>,
     newest_send_ts_ns: u64,
     newest_arrival: Instant,
     /// Reliable paths: one above the last global number the path handed on in order, and one
@@ -155,6 +171,23 @@ struct ReceiverPath {
     /// deliver any global number between the two (the loss itself and what waits behind it).
     repair_from: u64,
     received_to: u64,
+}
+
+impl ReceiverPath {
+    /// A packet the path cannot use arrived at `now`: feedback falls due at once (RFC 9293
+    /// section 3.10.7.4, RFC 5681 section 4.2). The pending frame, if one is already due,
+    /// carries it: no more than one frame per such packet.
+    fn ack_now(&mut self, now: Instant) {
+        self.ack_now_since.get_or_insert(now);
+    }
+
+    fn feedback_due_at(&self, max_delay: Duration) -> Option<Instant> {
+        let ratio = (self.unacked_pkts > 0).then(|| self.first_unacked_arrival + max_delay);
+        match (self.ack_now_since, ratio) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// Receiver side of one tunnel direction. See the module documentation.
@@ -198,7 +231,9 @@ impl<P> TunnelReceiver<P> {
     /// path, a global sequence number received before (redundant scheduling sends every packet
     /// on every path; the first copy is delivered, the others come back here), or a packet
     /// beyond a reliable path's reassembly buffer. A duplicate is still acknowledged on its
-    /// path: the path did deliver it. Duplicates found later, when a reliable path's buffer
+    /// path: the path did deliver it. A path sequence number the path received before, or one
+    /// beyond its reassembly buffer, makes feedback due at once (see the module documentation).
+    /// Duplicates found later, when a reliable path's buffer
     /// drains, come back through [`TunnelReceiver::poll_rejected`].
     pub fn handle_data(&mut self, now: Instant, header: &DataHeader, payload: P) -> Option<P> {
         let i = header.path_id as usize;
@@ -215,24 +250,38 @@ impl<P> TunnelReceiver<P> {
                     None
                 }
                 Reassembled::Duplicate(p) => {
-                    // Acknowledge it again: the sender may have missed the first acknowledgment.
+                    // Acknowledge it again, at once: the sender resent it because it missed the
+                    // first acknowledgment (RFC 9293 section 3.10.7.4, RFC 5681 section 4.2).
                     path.ranges.insert(header.path_seq);
+                    path.ack_now(now);
                     self.stats.duplicate_pkts += 1;
                     return Some(p);
                 }
                 Reassembled::Overflow(p) => {
+                    // Not recorded, so the sender sends it again; but answered at once, as TCP
+                    // answers a segment outside its window (RFC 9293 section 3.10.7.4), so the
+                    // sender hears where the path stands.
+                    path.ack_now(now);
                     self.stats.reassembly_drops += 1;
                     return Some(p);
                 }
             },
         };
-        path.ranges.insert(header.path_seq);
-        if path.unacked_pkts == 0 {
-            path.first_unacked_arrival = now;
+        if path.ranges.insert(header.path_seq) {
+            if path.unacked_pkts == 0 {
+                path.first_unacked_arrival = now;
+            }
+            path.unacked_pkts += 1;
+            path.newest_send_ts_ns = header.send_ts_ns;
+            path.newest_arrival = now;
+        } else {
+            // Received on this path before (a partial path's retransmission whose original
+            // arrived): the sender missed the acknowledgment, so acknowledge at once (RFC 5681
+            // section 4.2). The echoed timestamp and hold time stay the newest new packet's,
+            // which the sender's RTT sample pairs with the largest acknowledged number (RFC
+            // 9002 section 13.2.5: ack_delay is for the largest acknowledged packet).
+            path.ack_now(now);
         }
-        path.unacked_pkts += 1;
-        path.newest_send_ts_ns = header.send_ts_ns;
-        path.newest_arrival = now;
         let Some(payload) = payload else {
             while let Some((h, p)) = self.reassembly[i].pop_ready() {
                 path.ranges.advance_floor(h.path_seq + 1);
@@ -265,10 +314,12 @@ impl<P> TunnelReceiver<P> {
         let every = self.feedback_every_pkts;
         let max_delay = self.feedback_max_delay;
         let (i, path) = self.paths.iter_mut().enumerate().find(|(_, p)| {
-            p.unacked_pkts > 0
-                && (p.unacked_pkts >= every || p.first_unacked_arrival + max_delay <= now)
+            p.ack_now_since.is_some()
+                || p.unacked_pkts > 0
+                    && (p.unacked_pkts >= every || p.first_unacked_arrival + max_delay <= now)
         })?;
         path.unacked_pkts = 0;
+        path.ack_now_since = None;
         self.stats.feedback_frames += 1;
         Some(Feedback {
             path_id: i as u8,
@@ -285,12 +336,7 @@ impl<P> TunnelReceiver<P> {
 
     /// Earliest time a feedback frame or a reorder release falls due.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let fb = self
-            .paths
-            .iter()
-            .filter(|p| p.unacked_pkts > 0)
-            .map(|p| p.first_unacked_arrival + self.feedback_max_delay)
-            .min();
+        let fb = self.paths.iter().filter_map(|p| p.feedback_due_at(self.feedback_max_delay)).min();
         match (fb, self.reorder.poll_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -471,6 +517,114 @@ mod tests {
         let w = wire(&r);
         assert_eq!(w.len(), MAX_ACK_RANGES);
         assert_eq!(*w.last().unwrap(), (0, 49));
+    }
+
+    fn data(path_seq: u64) -> DataHeader {
+        DataHeader {
+            flags: 0,
+            path_id: 0,
+            payload_len: 100,
+            global_seq: path_seq,
+            path_seq,
+            send_ts_ns: 0,
+        }
+    }
+
+    fn wire(fb: &Feedback) -> Vec<(u64, u64)> {
+        fb.ranges.iter().map(|r| (r.smallest, r.largest)).collect()
+    }
+
+    fn receiver(reliability: Reliability, reassembly_pkts: usize) -> TunnelReceiver<u64> {
+        let config = TunnelConfig { reliability, reassembly_pkts, ..TunnelConfig::default() };
+        TunnelReceiver::new(&config)
+    }
+
+    /// The normal rhythm (DCCP Ack Ratio 2, RFC 4341 section 6.1.2, and the delay bound) is
+    /// unchanged: a new packet alone waits for a second one or for the maximum delay.
+    #[test]
+    fn new_packets_are_acknowledged_every_second_packet_or_after_the_delay() {
+        for reliability in [Reliability::Unreliable, Reliability::Reliable, Reliability::Partial] {
+            let mut rx = receiver(reliability, 64);
+            let t0 = Instant::from_nanos(1_000_000);
+            assert_eq!(rx.handle_data(t0, &data(0), 0), None);
+            assert!(rx.poll_feedback(t0).is_none(), "{reliability:?}: one packet waits");
+            assert_eq!(rx.poll_timeout(), Some(t0 + Duration::from_millis(1)));
+            assert_eq!(rx.handle_data(t0, &data(1), 1), None);
+            let fb = rx.poll_feedback(t0).expect("the second packet");
+            assert_eq!(wire(&fb), vec![(0, 1)]);
+            assert!(rx.poll_feedback(t0).is_none());
+            assert_eq!(rx.handle_data(t0, &data(2), 2), None);
+            let later = t0 + Duration::from_micros(999);
+            assert!(rx.poll_feedback(later).is_none());
+            let due = t0 + Duration::from_millis(1);
+            assert_eq!(wire(&rx.poll_feedback(due).expect("the delay bound")), vec![(0, 2)]);
+            assert_eq!(rx.stats().feedback_frames, 2);
+        }
+    }
+
+    /// The stall of a path whose feedback was lost: the sender resends a packet the receiver
+    /// already has and acknowledged, and only a new acknowledgment lets the sender move on. A
+    /// lone duplicate makes that frame at once (RFC 9293 section 3.10.7.4, RFC 5681 section
+    /// 4.2), on any path; before, a reliable path's duplicate made none, ever.
+    #[test]
+    fn a_lone_duplicate_is_acknowledged_at_once() {
+        for reliability in [Reliability::Unreliable, Reliability::Reliable, Reliability::Partial] {
+            let mut rx = receiver(reliability, 64);
+            let t0 = Instant::from_nanos(1_000_000);
+            let mut frames = 0;
+            for seq in 0..4 {
+                assert_eq!(rx.handle_data(t0, &data(seq), seq), None);
+                frames += std::iter::from_fn(|| rx.poll_feedback(t0)).count();
+            }
+            assert_eq!(frames, 2);
+            // The acknowledgments were lost; 3 comes again, 10 s later, and nothing else.
+            let t1 = t0 + Duration::from_secs(10);
+            assert_eq!(rx.handle_data(t1, &data(3), 33), Some(33), "{reliability:?}");
+            assert_eq!(rx.poll_timeout(), Some(t1), "{reliability:?}: due at once");
+            let fb = rx.poll_feedback(t1).expect("a duplicate makes feedback");
+            assert_eq!((fb.path_id, wire(&fb)), (0, vec![(0, 3)]), "{reliability:?}");
+            // Its hold time is the newest new packet's: the sender's RTT sample stays right.
+            assert_eq!(fb.hold_time_ns, 10_000_000_000, "{reliability:?}");
+            assert!(rx.poll_feedback(t1).is_none(), "one frame, no more");
+            assert_eq!(rx.poll_timeout(), None);
+        }
+    }
+
+    /// Feedback stays bounded: duplicates arriving before the next poll share one frame.
+    #[test]
+    fn duplicates_before_a_poll_share_one_frame() {
+        let mut rx = receiver(Reliability::Reliable, 64);
+        let t0 = Instant::from_nanos(1_000_000);
+        for seq in 0..2 {
+            rx.handle_data(t0, &data(seq), seq);
+        }
+        assert_eq!(std::iter::from_fn(|| rx.poll_feedback(t0)).count(), 1);
+        for k in 0..5 {
+            assert_eq!(rx.handle_data(t0, &data(k % 2), 10 + k), Some(10 + k));
+        }
+        assert_eq!(std::iter::from_fn(|| rx.poll_feedback(t0)).count(), 1);
+        assert_eq!(rx.stats().feedback_frames, 2);
+    }
+
+    /// A packet beyond a reliable path's reassembly buffer is not recorded (the sender must send
+    /// it again), but it is answered at once, as TCP answers a segment outside its window (RFC
+    /// 9293 section 3.10.7.4).
+    #[test]
+    fn a_packet_beyond_the_reassembly_buffer_is_answered_at_once_without_acknowledging_it() {
+        let mut rx = receiver(Reliability::Reliable, 4);
+        let t0 = Instant::from_nanos(1_000_000);
+        // 1 is lost: 2, 3, 4 wait behind it; the ring of 4 from 1 holds 1..=4.
+        let mut frames = 0;
+        for seq in [0, 2, 3, 4] {
+            assert_eq!(rx.handle_data(t0, &data(seq), seq), None);
+            frames += std::iter::from_fn(|| rx.poll_feedback(t0)).count();
+        }
+        assert_eq!(frames, 2);
+        assert_eq!(rx.handle_data(t0, &data(5), 5), Some(5));
+        assert_eq!(rx.stats().reassembly_drops, 1);
+        let fb = rx.poll_feedback(t0).expect("answered at once");
+        assert_eq!(wire(&fb), vec![(2, 4), (0, 0)], "5 is not acknowledged");
+        assert!(rx.poll_feedback(t0).is_none());
     }
 
     #[test]

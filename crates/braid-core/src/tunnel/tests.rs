@@ -30,6 +30,10 @@ struct Loop {
     delivered: Vec<u64>,
     rejected: u64,
     sent_data: u64,
+    /// Feedback of this path sent during this interval is lost (one direction of a path cut).
+    feedback_cut: Option<(usize, std::ops::Range<Instant>)>,
+    /// Every transmission: (time, path, is a copy).
+    sent_log: Vec<(Instant, usize, bool)>,
 }
 
 impl Loop {
@@ -51,6 +55,8 @@ impl Loop {
             delivered: Vec::new(),
             rejected: 0,
             sent_data: 0,
+            feedback_cut: None,
+            sent_log: Vec::new(),
         }
     }
 
@@ -75,6 +81,7 @@ impl Loop {
             self.tx.handle_timeout(self.now);
             while let Some(t) = self.tx.poll_transmit(self.now) {
                 self.sent_data += 1;
+                self.sent_log.push((self.now, t.path, t.copy));
                 let p = &mut self.paths[t.path];
                 let start = p.busy_until.max(self.now);
                 p.busy_until = start + p.per_pkt;
@@ -98,7 +105,12 @@ impl Loop {
                 }
             }
             while let Some(fb) = self.rx.poll_feedback(self.now) {
-                let p = &mut self.paths[fb.path_id as usize];
+                let i = fb.path_id as usize;
+                if self.feedback_cut.as_ref().is_some_and(|(c, t)| *c == i && t.contains(&self.now))
+                {
+                    continue;
+                }
+                let p = &mut self.paths[i];
                 p.to_tx.push_back((self.now + p.delay, fb));
             }
             while let Some(r) = self.rx.poll_deliver(self.now) {
@@ -242,6 +254,48 @@ fn redundant_scheduling_sends_every_packet_on_both_paths_and_delivers_it_once() 
     assert!(m.values().all(|&c| c == 1));
     let arrived = l.tx.path_stats(0).sent_pkts + 500 - l.tx.path_stats(0).sent_pkts.div_ceil(10);
     assert_eq!(l.rejected, arrived - 500, "every arriving copy but one per packet is refused");
+}
+
+/// A path whose feedback is lost for longer than its retransmission timeout: the sender
+/// declares its whole flight lost and resends it, oldest first, one packet per backed-off RTO
+/// (RFC 6298 section 5.5), each a duplicate at the receiver, which has everything. The first
+/// resend after the feedback returns must be answered (RFC 9293 section 3.10.7.4, RFC 5681
+/// section 4.2), and the path then carries new data again; before, a reliable path's
+/// duplicate made no feedback and the path stalled for good. Without a liveness check to bring
+/// the path back (the data plane's, see crates/braid/tests), that first resend comes with the
+/// backed-off RTO: 200 ms doubled from the cut at 1 s gives 1.2, 1.6, 2.4, 4.0, 7.2 and 13.6 s.
+#[test]
+fn a_path_whose_feedback_was_cut_for_10_s_carries_data_again_once_it_returns() {
+    // Round robin shares the load between the paths whenever both have room.
+    let cfg = config(Reliability::Reliable, SchedulerKind::RoundRobin);
+    let mut l = Loop::new(&cfg, &[10, 20]);
+    let (cut_from, cut_to) = (at_ms(1000), at_ms(11_000));
+    l.feedback_cut = Some((1, cut_from..cut_to));
+    // 3000 packets/s, which path 0 alone can carry while path 1 is stalled.
+    l.run(48_000, Duration::from_nanos(333_333), at_ms(17_000), |_, _, _| false);
+    let path1 = |from: Instant, to: Instant, copy: bool| {
+        l.sent_log.iter().filter(move |&&(t, p, c)| p == 1 && c == copy && t >= from && t < to)
+    };
+    assert!(path1(at_ms(500), cut_from, false).count() > 200, "path 1 carried data before");
+    assert_eq!(path1(cut_from + Duration::from_millis(500), cut_to, false).count(), 0);
+    let resent = path1(cut_from, cut_to, true).count();
+    assert!((4..=8).contains(&resent), "one resend per backed-off RTO: {resent}");
+    let first_resend = path1(cut_to, at_ms(16_000), true).next().expect("a resend after").0;
+    let first_new = path1(cut_to, at_ms(16_000), false).next().map(|s| s.0);
+    assert!(
+        first_new.is_some_and(|t| t < first_resend + Duration::from_millis(100)),
+        "new data within two RTTs of the first answered resend at {first_resend:?}: {first_new:?}"
+    );
+    assert!(first_resend < cut_to + Duration::from_secs(3), "{first_resend:?}");
+    // And it keeps carrying new data (its slow start is slow: the light load leaves it
+    // application-limited, RFC 7661, so this is no measure of its share).
+    for s in [14_000, 15_000] {
+        let n = path1(at_ms(s), at_ms(s + 1000), false).count();
+        assert!(n > 50, "new packets on path 1 in the second from {s} ms: {n}");
+    }
+    let m = l.delivered_once();
+    assert_eq!(m.len(), 48_000, "every packet delivered");
+    assert!(m.values().all(|&c| c == 1), "exactly once");
 }
 
 /// Drains every transmission due at `now` into (path, global_seq, payload).

@@ -118,3 +118,80 @@ pub fn fail_path_1_during<R: Send>(
         Failover { result, seen_down, tx_at_return, tx_after }
     })
 }
+
+/// What [`cut_path_1_uplink_during`] saw: the server's path 1 transmissions (tx_pkts of its
+/// status) at the moments that matter.
+pub struct UplinkCut<R> {
+    pub result: R,
+    /// Whether the server's liveness marked path 1 down during the cut (it hears nothing).
+    pub seen_down: bool,
+    /// When the cut began, when it ended, 1 s after, and once the transfer finished.
+    pub tx_at_cut: u64,
+    pub tx_at_return: u64,
+    pub tx_1s_after: u64,
+    pub tx_after: u64,
+}
+
+/// The nftables table [`cut_path_1_uplink_during`] adds to the proxy namespace.
+const CUT_TABLE: &str = "braid_test_cut";
+
+fn nft_in(netns: &str, args: &[&str]) {
+    let out = std::process::Command::new("ip")
+        .args(["netns", "exec", netns, "nft"])
+        .args(args)
+        .output()
+        .expect("running nft");
+    assert!(out.status.success(), "nft {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Removes the cut when dropped, so a panicking test leaves no rule behind (the namespace goes
+/// with the topology anyway).
+struct Cut<'a>(&'a str);
+
+impl Drop for Cut<'_> {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "exec", self.0, "nft", "delete", "table", "inet", CUT_TABLE])
+            .output();
+    }
+}
+
+/// Runs `transfer` while every UDP datagram the client sends on path 1 is dropped as it
+/// reaches the server (an nftables rule on the proxy's path 1 interface, input hook), from 1 s
+/// in for `cut`: the download's data still reaches the client on path 1, but none of the
+/// client's feedback, probes or data reach the server. ARP is untouched, so the downlink keeps
+/// working throughout.
+pub fn cut_path_1_uplink_during<R: Send>(
+    topo: &Topology,
+    pair: &TunnelPair,
+    cut: Duration,
+    transfer: impl FnOnce() -> R + Send,
+) -> UplinkCut<R> {
+    let proxy = topo.proxy().name();
+    let ifname = &topo.paths()[0].upstream.ifname;
+    let tx = || pair.server_status().unwrap().paths[0].tx_pkts;
+    thread::scope(|sc| {
+        let transfer = sc.spawn(transfer);
+        thread::sleep(Duration::from_secs(1));
+        let tx_at_cut = tx();
+        nft_in(proxy, &["add", "table", "inet", CUT_TABLE]);
+        let guard = Cut(proxy);
+        let chain = "{ type filter hook input priority 0; }";
+        nft_in(proxy, &["add", "chain", "inet", CUT_TABLE, "in", chain]);
+        let rule = ["add", "rule", "inet", CUT_TABLE, "in", "iifname", ifname];
+        nft_in(proxy, &[&rule[..], &["meta", "l4proto", "udp", "drop"]].concat());
+        let end = Instant::now() + cut;
+        let mut seen_down = false;
+        while Instant::now() < end {
+            seen_down |= pair.server_status().is_ok_and(|st| !st.paths[0].up);
+            thread::sleep(Duration::from_millis(100).min(end - Instant::now()));
+        }
+        let tx_at_return = tx();
+        drop(guard);
+        thread::sleep(Duration::from_secs(1));
+        let tx_1s_after = tx();
+        let result = transfer.join().unwrap();
+        let tx_after = tx();
+        UplinkCut { result, seen_down, tx_at_cut, tx_at_return, tx_1s_after, tx_after }
+    })
+}
