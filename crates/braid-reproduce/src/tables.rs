@@ -15,8 +15,8 @@
 //!
 //! `modes` is the number of modes of the cell's runs ([`crate::modes`], rule
 //! [`crate::modes::RELATIVE_DLCT`]; 0 without runs), `mode_means` their means and
-//! `mode_shares` the fraction of the runs in each, lowest mode first, separated by `;` (`0.54;1.02` and `0.6;0.4`; a
-//! one-mode cell has its mean and `1`). In pandas:
+//! `mode_shares` the fraction of the runs in each, lowest mode first, separated by `;`
+//! (`0.54;1.02` and `0.6;0.4`; a one-mode cell has its mean and `1`). In pandas:
 //! `df.mode_means.str.split(";")` gives lists; the columns stay at the end so readers by
 //! position are unaffected.
 
