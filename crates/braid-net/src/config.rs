@@ -7,7 +7,7 @@
 //! role = "client"                 # client (UE) or server (proxy)
 //! address = ["10.200.0.2/24", "fd00:b::2/64"]
 //! mtu = 1400                      # inner MTU, 576..=9000 (1280.. with an IPv6 address)
-//! private_key = "<base64>"        # or private_key_file = "/etc/braid/key"
+//! private_key = "<base64>"        # or private_key_file = "/etc/braid/key" (mode 0600)
 //! metrics_listen = "127.0.0.1:9477"
 //! cipher = "aes-256-gcm"          # or "chacha20-poly1305"; both peers must agree
 //! transport = "udp"               # udp (datagrams) or tcp (one kernel TCP connection per path)
@@ -58,7 +58,7 @@ use braid_core::cc::TunnelCc;
 use braid_core::wire::DATA_HEADER_LEN;
 use serde::Deserialize;
 
-use crate::crypto::Cipher;
+use crate::crypto::{Cipher, KeyError, PresharedKey, PrivateKey, PublicKey};
 use crate::framing::LENGTH_PREFIX_BYTES;
 use crate::linux::KernelCc;
 
@@ -393,6 +393,64 @@ impl DaemonConfig {
         }
         core
     }
+}
+
+/// The keys a configuration names, read and decoded.
+pub struct Keys {
+    pub local: PrivateKey,
+    pub peer: PublicKey,
+    pub psk: Option<PresharedKey>,
+}
+
+impl DaemonConfig {
+    /// Reads and decodes the private key (from `private_key_file` if given), the peer's public
+    /// key and the optional PSK.
+    pub fn keys(&self) -> Result<Keys, ConfigError> {
+        let key_err = |field: &str, e: KeyError| invalid(field, e.to_string());
+        let local = match &self.private_key {
+            KeySource::Inline(k) => PrivateKey::from_base64(k),
+            KeySource::File(path) => {
+                let text = read_secret_file("interface.private_key_file", path)?;
+                PrivateKey::from_base64(&text)
+            }
+        }
+        .map_err(|e| key_err("interface.private_key", e))?;
+        let peer = PublicKey::from_base64(&self.peer_public_key)
+            .map_err(|e| key_err("peer.public_key", e))?;
+        let psk = self
+            .preshared_key
+            .as_deref()
+            .map(PresharedKey::from_base64)
+            .transpose()
+            .map_err(|e| key_err("peer.preshared_key", e))?;
+        Ok(Keys { local, peer, psk })
+    }
+}
+
+/// Reads a file holding a secret, refusing one that group or others may read or write (as ssh
+/// refuses such a private key): anyone who can read it can impersonate this host, and anyone who
+/// can write it can swap in their own key. The mode is checked on the opened file, so a rename in
+/// between cannot slip another file past the check.
+fn read_secret_file(field: &str, path: &Path) -> Result<zeroize::Zeroizing<String>, ConfigError> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let shown = path.display();
+    let mut file = fs::File::open(path).map_err(|e| invalid(field, format!("{shown}: {e}")))?;
+    let meta = file.metadata().map_err(|e| invalid(field, format!("{shown}: {e}")))?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(invalid(
+            field,
+            format!(
+                "{shown} has mode {mode:04o}, open to group or others; a key file must be 0600 \
+                 or stricter: run `chmod 600 {shown}`"
+            ),
+        ));
+    }
+    // Sized up front so that reading does not reallocate and leave copies of the key behind.
+    let mut text = zeroize::Zeroizing::new(String::with_capacity(meta.len() as usize + 1));
+    file.read_to_string(&mut text).map_err(|e| invalid(field, format!("{shown}: {e}")))?;
+    Ok(text)
 }
 
 /// The daemon's tunnel defaults for `transport` (module documentation).
@@ -891,5 +949,45 @@ cost = 7
         assert_eq!(core.mss_bytes, 1466);
         assert_eq!(core.reliability, Reliability::Unreliable);
         core.validate().unwrap();
+    }
+
+    /// A fresh directory under the system's temporary directory, removed by the caller.
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("braid-config-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_key_file_open_to_group_or_others_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp_dir("key-mode");
+        let key = dir.join("key");
+        let (private, public) = crate::crypto::generate_keypair().unwrap();
+        fs::write(&key, format!("{}\n", private.to_base64().as_str())).unwrap();
+        let (_, peer) = crate::crypto::generate_keypair().unwrap();
+        let text = CLIENT
+            .replace("private_key = \"k\"", &format!("private_key_file = {:?}", key.display()))
+            .replace("public_key = \"p\"", &format!("public_key = \"{}\"", peer.to_base64()));
+        let config = DaemonConfig::from_toml_str(&text).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o620] {
+            fs::set_permissions(&key, fs::Permissions::from_mode(mode)).unwrap();
+            match config.keys() {
+                Err(ConfigError::Invalid { field, detail }) => {
+                    assert_eq!(field, "interface.private_key_file");
+                    assert!(detail.contains(&format!("chmod 600 {}", key.display())), "{detail}");
+                }
+                Err(e) => panic!("mode {mode:o}: expected the file refused, got {e}"),
+                Ok(_) => panic!("mode {mode:o}: expected the file refused, got its keys"),
+            }
+        }
+        for mode in [0o600, 0o400] {
+            fs::set_permissions(&key, fs::Permissions::from_mode(mode)).unwrap();
+            let keys = config.keys().unwrap_or_else(|e| panic!("mode {mode:o}: {e}"));
+            assert_eq!(keys.local.public_key(), public);
+            assert_eq!(keys.peer, peer);
+        }
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
