@@ -417,6 +417,13 @@ impl DaemonConfig {
         .map_err(|e| key_err("interface.private_key", e))?;
         let peer = PublicKey::from_base64(&self.peer_public_key)
             .map_err(|e| key_err("peer.public_key", e))?;
+        if local.public_key() == peer {
+            return Err(invalid(
+                "peer.public_key",
+                "is this host's own public key: give the other end's (`braid pubkey` of its \
+                 private key)",
+            ));
+        }
         let psk = self
             .preshared_key
             .as_deref()
@@ -989,5 +996,29 @@ cost = 7
             assert_eq!(keys.peer, peer);
         }
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn this_hosts_own_public_key_is_refused_as_the_peers() {
+        let (private, public) = crate::crypto::generate_keypair().unwrap();
+        let (_, other) = crate::crypto::generate_keypair().unwrap();
+        let with_peer = |peer: &PublicKey| {
+            let text = CLIENT
+                .replace(
+                    "private_key = \"k\"",
+                    &format!("private_key = \"{}\"", private.to_base64().as_str()),
+                )
+                .replace("public_key = \"p\"", &format!("public_key = \"{}\"", peer.to_base64()));
+            DaemonConfig::from_toml_str(&text).unwrap().keys()
+        };
+        match with_peer(&public) {
+            Err(ConfigError::Invalid { field, detail }) => {
+                assert_eq!(field, "peer.public_key");
+                assert!(detail.contains("is this host's own public key"), "{detail}");
+            }
+            Err(e) => panic!("expected peer.public_key refused, got {e}"),
+            Ok(_) => panic!("expected peer.public_key refused, got keys"),
+        }
+        assert_eq!(with_peer(&other).map(|k| k.peer).ok(), Some(other));
     }
 }
