@@ -640,6 +640,20 @@ fn check_paths(role: Role, sections: Vec<PathSection>) -> Result<Vec<PathConfig>
                 return Err(invalid(field("device"), "must be 1..=15 bytes (Linux IFNAMSIZ)"));
             }
         }
+        // Two sockets on one ADDRESS:PORT collide at bind time, unless both are bound to
+        // (different) devices first, as the kernel's bind-conflict check allows; port 0 is any.
+        let separate_devices =
+            |q: &PathConfig| matches!((&p.device, &q.device), (Some(a), Some(b)) if a != b);
+        let clash = |q: &PathConfig| bind.port() != 0 && q.bind == bind && !separate_devices(q);
+        if let Some(m) = paths.iter().position(clash) {
+            return Err(invalid(
+                field("bind"),
+                format!(
+                    "{bind} is also path.{m}.bind: give each path its own ADDRESS:PORT (port 0 \
+                     picks any, and may repeat), or bind both paths to different devices"
+                ),
+            ));
+        }
         let cost = p.cost.unwrap_or(n as u32 + 1);
         paths.push(PathConfig { name: p.name, bind, device: p.device, remote, cost });
     }
@@ -1020,5 +1034,28 @@ cost = 7
             Ok(_) => panic!("expected peer.public_key refused, got keys"),
         }
         assert_eq!(with_peer(&other).map(|k| k.peer).ok(), Some(other));
+    }
+
+    #[test]
+    fn two_paths_on_one_address_and_port_are_refused_naming_both() {
+        let both = |bind: &str| CLIENT.replace("10.1.1.2:0", bind).replace("10.1.2.2:0", bind);
+        // Port 0 is any port: each socket gets its own.
+        DaemonConfig::from_toml_str(&both("10.1.1.2:0")).unwrap();
+        match DaemonConfig::from_toml_str(&both("10.1.1.2:4000")) {
+            Err(ConfigError::Invalid { field, detail }) => {
+                assert_eq!(field, "path.1.bind");
+                assert!(detail.contains("path.0.bind"), "{detail}");
+            }
+            other => panic!("expected path.1.bind refused, got {other:?}"),
+        }
+        // The same port on another address, or on another device, does not collide.
+        DaemonConfig::from_toml_str(
+            &CLIENT.replace("10.1.1.2:0", "10.1.1.2:4000").replace("10.1.2.2:0", "10.1.2.2:4000"),
+        )
+        .unwrap();
+        let devices =
+            both("10.1.1.2:4000").replace("name = \"cell\"", "name = \"cell\"\ndevice = \"veth2\"");
+        DaemonConfig::from_toml_str(&devices).unwrap();
+        assert_eq!(err_field(&devices.replace("veth2", "veth1")), "path.1.bind");
     }
 }
