@@ -57,6 +57,7 @@ use braid_config::{FieldError, TunnelConfig as TunnelSection};
 use braid_core::cc::TunnelCc;
 use braid_core::wire::DATA_HEADER_LEN;
 use serde::Deserialize;
+use zeroize::Zeroizing;
 
 use crate::crypto::{Cipher, KeyError, PresharedKey, PrivateKey, PublicKey};
 use crate::framing::LENGTH_PREFIX_BYTES;
@@ -145,10 +146,31 @@ impl fmt::Display for IfAddr {
     }
 }
 
+/// A secret's text from the configuration (a key in base64): wiped on drop, never printed by
+/// `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretText(Zeroizing<String>);
+
+impl SecretText {
+    pub fn new(text: String) -> Self {
+        SecretText(Zeroizing::new(text))
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<secret>")
+    }
+}
+
 /// Where the private key comes from.
 #[derive(Clone, PartialEq, Eq)]
 pub enum KeySource {
-    Inline(String),
+    Inline(SecretText),
     File(PathBuf),
 }
 
@@ -187,7 +209,7 @@ pub struct DaemonConfig {
     pub mtu: u16,
     pub private_key: KeySource,
     pub peer_public_key: String,
-    pub preshared_key: Option<String>,
+    pub preshared_key: Option<SecretText>,
     pub metrics_listen: Option<SocketAddr>,
     /// The AEAD of handshake and transport (`interface.cipher`, default AES-256-GCM).
     pub cipher: Cipher,
@@ -281,7 +303,9 @@ impl DaemonConfig {
     /// to the file's directory.
     pub fn load(path: impl AsRef<Path>) -> Result<DaemonConfig, ConfigError> {
         let path = path.as_ref();
+        // The file may hold the private key and the PSK inline: wiped once parsed.
         let text = fs::read_to_string(path)
+            .map(Zeroizing::new)
             .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
         let mut config = DaemonConfig::from_toml_str(&text)?;
         if let (KeySource::File(key), Some(dir)) = (&config.private_key, path.parent()) {
@@ -319,7 +343,7 @@ impl DaemonConfig {
             return Err(invalid("interface.mtu", "must be at least 1280 with an IPv6 address"));
         }
         let private_key = match (i.private_key, i.private_key_file) {
-            (Some(k), None) => KeySource::Inline(k),
+            (Some(k), None) => KeySource::Inline(SecretText::new(k)),
             (None, Some(p)) => KeySource::File(p),
             _ => {
                 return Err(invalid(
@@ -361,7 +385,7 @@ impl DaemonConfig {
             mtu: i.mtu,
             private_key,
             peer_public_key: file.peer.public_key,
-            preshared_key: file.peer.preshared_key,
+            preshared_key: file.peer.preshared_key.map(SecretText::new),
             metrics_listen,
             cipher,
             transport: i.transport,
@@ -408,7 +432,7 @@ impl DaemonConfig {
     pub fn keys(&self) -> Result<Keys, ConfigError> {
         let key_err = |field: &str, e: KeyError| invalid(field, e.to_string());
         let local = match &self.private_key {
-            KeySource::Inline(k) => PrivateKey::from_base64(k),
+            KeySource::Inline(k) => PrivateKey::from_base64(k.expose()),
             KeySource::File(path) => {
                 let text = read_secret_file("interface.private_key_file", path)?;
                 PrivateKey::from_base64(&text)
@@ -426,8 +450,8 @@ impl DaemonConfig {
         }
         let psk = self
             .preshared_key
-            .as_deref()
-            .map(PresharedKey::from_base64)
+            .as_ref()
+            .map(|k| PresharedKey::from_base64(k.expose()))
             .transpose()
             .map_err(|e| key_err("peer.preshared_key", e))?;
         Ok(Keys { local, peer, psk })
@@ -438,7 +462,7 @@ impl DaemonConfig {
 /// refuses such a private key): anyone who can read it can impersonate this host, and anyone who
 /// can write it can swap in their own key. The mode is checked on the opened file, so a rename in
 /// between cannot slip another file past the check.
-fn read_secret_file(field: &str, path: &Path) -> Result<zeroize::Zeroizing<String>, ConfigError> {
+fn read_secret_file(field: &str, path: &Path) -> Result<Zeroizing<String>, ConfigError> {
     use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
     let shown = path.display();
@@ -455,7 +479,7 @@ fn read_secret_file(field: &str, path: &Path) -> Result<zeroize::Zeroizing<Strin
         ));
     }
     // Sized up front so that reading does not reallocate and leave copies of the key behind.
-    let mut text = zeroize::Zeroizing::new(String::with_capacity(meta.len() as usize + 1));
+    let mut text = Zeroizing::new(String::with_capacity(meta.len() as usize + 1));
     file.read_to_string(&mut text).map_err(|e| invalid(field, format!("{shown}: {e}")))?;
     Ok(text)
 }
@@ -1057,5 +1081,20 @@ cost = 7
             both("10.1.1.2:4000").replace("name = \"cell\"", "name = \"cell\"\ndevice = \"veth2\"");
         DaemonConfig::from_toml_str(&devices).unwrap();
         assert_eq!(err_field(&devices.replace("veth2", "veth1")), "path.1.bind");
+    }
+
+    #[test]
+    fn debug_prints_neither_the_private_key_nor_the_psk() {
+        let psk = crate::crypto::keys::generate_preshared_key().unwrap();
+        let psk = psk.to_base64();
+        let text = CLIENT.replace(
+            "public_key = \"p\"",
+            &format!("public_key = \"p\"\npreshared_key = \"{}\"", psk.as_str()),
+        );
+        let c = DaemonConfig::from_toml_str(&text).unwrap();
+        assert_eq!(c.preshared_key.as_ref().map(SecretText::expose), Some(psk.as_str()));
+        let printed = format!("{c:?}");
+        assert!(!printed.contains(psk.as_str()), "Debug printed the PSK: {printed}");
+        assert!(!printed.contains("\"k\""), "Debug printed the private key: {printed}");
     }
 }
