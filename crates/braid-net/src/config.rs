@@ -7,7 +7,7 @@
 //! role = "client"                 # client (UE) or server (proxy)
 //! address = ["10.200.0.2/24", "fd00:b::2/64"]
 //! mtu = 1400                      # inner MTU, 576..=9000 (1280.. with an IPv6 address)
-//! private_key = "<base64>"        # or private_key_file = "/etc/braid/key"
+//! private_key = "<base64>"        # or private_key_file = "/etc/braid/key" (mode 0600)
 //! metrics_listen = "127.0.0.1:9477"
 //! cipher = "aes-256-gcm"          # or "chacha20-poly1305"; both peers must agree
 //! transport = "udp"               # udp (datagrams) or tcp (one kernel TCP connection per path)
@@ -57,8 +57,9 @@ use braid_config::{FieldError, TunnelConfig as TunnelSection};
 use braid_core::cc::TunnelCc;
 use braid_core::wire::DATA_HEADER_LEN;
 use serde::Deserialize;
+use zeroize::Zeroizing;
 
-use crate::crypto::Cipher;
+use crate::crypto::{Cipher, KeyError, PresharedKey, PrivateKey, PublicKey};
 use crate::framing::LENGTH_PREFIX_BYTES;
 use crate::linux::KernelCc;
 
@@ -145,10 +146,31 @@ impl fmt::Display for IfAddr {
     }
 }
 
+/// A secret's text from the configuration (a key in base64): wiped on drop, never printed by
+/// `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretText(Zeroizing<String>);
+
+impl SecretText {
+    pub fn new(text: String) -> Self {
+        SecretText(Zeroizing::new(text))
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<secret>")
+    }
+}
+
 /// Where the private key comes from.
 #[derive(Clone, PartialEq, Eq)]
 pub enum KeySource {
-    Inline(String),
+    Inline(SecretText),
     File(PathBuf),
 }
 
@@ -187,7 +209,7 @@ pub struct DaemonConfig {
     pub mtu: u16,
     pub private_key: KeySource,
     pub peer_public_key: String,
-    pub preshared_key: Option<String>,
+    pub preshared_key: Option<SecretText>,
     pub metrics_listen: Option<SocketAddr>,
     /// The AEAD of handshake and transport (`interface.cipher`, default AES-256-GCM).
     pub cipher: Cipher,
@@ -281,7 +303,9 @@ impl DaemonConfig {
     /// to the file's directory.
     pub fn load(path: impl AsRef<Path>) -> Result<DaemonConfig, ConfigError> {
         let path = path.as_ref();
+        // The file may hold the private key and the PSK inline: wiped once parsed.
         let text = fs::read_to_string(path)
+            .map(Zeroizing::new)
             .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
         let mut config = DaemonConfig::from_toml_str(&text)?;
         if let (KeySource::File(key), Some(dir)) = (&config.private_key, path.parent()) {
@@ -319,7 +343,7 @@ impl DaemonConfig {
             return Err(invalid("interface.mtu", "must be at least 1280 with an IPv6 address"));
         }
         let private_key = match (i.private_key, i.private_key_file) {
-            (Some(k), None) => KeySource::Inline(k),
+            (Some(k), None) => KeySource::Inline(SecretText::new(k)),
             (None, Some(p)) => KeySource::File(p),
             _ => {
                 return Err(invalid(
@@ -361,7 +385,7 @@ impl DaemonConfig {
             mtu: i.mtu,
             private_key,
             peer_public_key: file.peer.public_key,
-            preshared_key: file.peer.preshared_key,
+            preshared_key: file.peer.preshared_key.map(SecretText::new),
             metrics_listen,
             cipher,
             transport: i.transport,
@@ -393,6 +417,71 @@ impl DaemonConfig {
         }
         core
     }
+}
+
+/// The keys a configuration names, read and decoded.
+pub struct Keys {
+    pub local: PrivateKey,
+    pub peer: PublicKey,
+    pub psk: Option<PresharedKey>,
+}
+
+impl DaemonConfig {
+    /// Reads and decodes the private key (from `private_key_file` if given), the peer's public
+    /// key and the optional PSK.
+    pub fn keys(&self) -> Result<Keys, ConfigError> {
+        let key_err = |field: &str, e: KeyError| invalid(field, e.to_string());
+        let local = match &self.private_key {
+            KeySource::Inline(k) => PrivateKey::from_base64(k.expose()),
+            KeySource::File(path) => {
+                let text = read_secret_file("interface.private_key_file", path)?;
+                PrivateKey::from_base64(&text)
+            }
+        }
+        .map_err(|e| key_err("interface.private_key", e))?;
+        let peer = PublicKey::from_base64(&self.peer_public_key)
+            .map_err(|e| key_err("peer.public_key", e))?;
+        if local.public_key() == peer {
+            return Err(invalid(
+                "peer.public_key",
+                "is this host's own public key: give the other end's (`braid pubkey` of its \
+                 private key)",
+            ));
+        }
+        let psk = self
+            .preshared_key
+            .as_ref()
+            .map(|k| PresharedKey::from_base64(k.expose()))
+            .transpose()
+            .map_err(|e| key_err("peer.preshared_key", e))?;
+        Ok(Keys { local, peer, psk })
+    }
+}
+
+/// Reads a file holding a secret, refusing one that group or others may read or write (as ssh
+/// refuses such a private key): anyone who can read it can impersonate this host, and anyone who
+/// can write it can swap in their own key. The mode is checked on the opened file, so a rename in
+/// between cannot slip another file past the check.
+fn read_secret_file(field: &str, path: &Path) -> Result<Zeroizing<String>, ConfigError> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let shown = path.display();
+    let mut file = fs::File::open(path).map_err(|e| invalid(field, format!("{shown}: {e}")))?;
+    let meta = file.metadata().map_err(|e| invalid(field, format!("{shown}: {e}")))?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(invalid(
+            field,
+            format!(
+                "{shown} has mode {mode:04o}, open to group or others; a key file must be 0600 \
+                 or stricter: run `chmod 600 {shown}`"
+            ),
+        ));
+    }
+    // Sized up front so that reading does not reallocate and leave copies of the key behind.
+    let mut text = Zeroizing::new(String::with_capacity(meta.len() as usize + 1));
+    file.read_to_string(&mut text).map_err(|e| invalid(field, format!("{shown}: {e}")))?;
+    Ok(text)
 }
 
 /// The daemon's tunnel defaults for `transport` (module documentation).
@@ -574,6 +663,20 @@ fn check_paths(role: Role, sections: Vec<PathSection>) -> Result<Vec<PathConfig>
             if d.is_empty() || d.len() > MAX_IFNAME_BYTES {
                 return Err(invalid(field("device"), "must be 1..=15 bytes (Linux IFNAMSIZ)"));
             }
+        }
+        // Two sockets on one ADDRESS:PORT collide at bind time, unless both are bound to
+        // (different) devices first, as the kernel's bind-conflict check allows; port 0 is any.
+        let separate_devices =
+            |q: &PathConfig| matches!((&p.device, &q.device), (Some(a), Some(b)) if a != b);
+        let clash = |q: &PathConfig| bind.port() != 0 && q.bind == bind && !separate_devices(q);
+        if let Some(m) = paths.iter().position(clash) {
+            return Err(invalid(
+                field("bind"),
+                format!(
+                    "{bind} is also path.{m}.bind: give each path its own ADDRESS:PORT (port 0 \
+                     picks any, and may repeat), or bind both paths to different devices"
+                ),
+            ));
         }
         let cost = p.cost.unwrap_or(n as u32 + 1);
         paths.push(PathConfig { name: p.name, bind, device: p.device, remote, cost });
@@ -891,5 +994,107 @@ cost = 7
         assert_eq!(core.mss_bytes, 1466);
         assert_eq!(core.reliability, Reliability::Unreliable);
         core.validate().unwrap();
+    }
+
+    /// A fresh directory under the system's temporary directory, removed by the caller.
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("braid-config-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_key_file_open_to_group_or_others_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp_dir("key-mode");
+        let key = dir.join("key");
+        let (private, public) = crate::crypto::generate_keypair().unwrap();
+        fs::write(&key, format!("{}\n", private.to_base64().as_str())).unwrap();
+        let (_, peer) = crate::crypto::generate_keypair().unwrap();
+        let text = CLIENT
+            .replace("private_key = \"k\"", &format!("private_key_file = {:?}", key.display()))
+            .replace("public_key = \"p\"", &format!("public_key = \"{}\"", peer.to_base64()));
+        let config = DaemonConfig::from_toml_str(&text).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o620] {
+            fs::set_permissions(&key, fs::Permissions::from_mode(mode)).unwrap();
+            match config.keys() {
+                Err(ConfigError::Invalid { field, detail }) => {
+                    assert_eq!(field, "interface.private_key_file");
+                    assert!(detail.contains(&format!("chmod 600 {}", key.display())), "{detail}");
+                }
+                Err(e) => panic!("mode {mode:o}: expected the file refused, got {e}"),
+                Ok(_) => panic!("mode {mode:o}: expected the file refused, got its keys"),
+            }
+        }
+        for mode in [0o600, 0o400] {
+            fs::set_permissions(&key, fs::Permissions::from_mode(mode)).unwrap();
+            let keys = config.keys().unwrap_or_else(|e| panic!("mode {mode:o}: {e}"));
+            assert_eq!(keys.local.public_key(), public);
+            assert_eq!(keys.peer, peer);
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn this_hosts_own_public_key_is_refused_as_the_peers() {
+        let (private, public) = crate::crypto::generate_keypair().unwrap();
+        let (_, other) = crate::crypto::generate_keypair().unwrap();
+        let with_peer = |peer: &PublicKey| {
+            let text = CLIENT
+                .replace(
+                    "private_key = \"k\"",
+                    &format!("private_key = \"{}\"", private.to_base64().as_str()),
+                )
+                .replace("public_key = \"p\"", &format!("public_key = \"{}\"", peer.to_base64()));
+            DaemonConfig::from_toml_str(&text).unwrap().keys()
+        };
+        match with_peer(&public) {
+            Err(ConfigError::Invalid { field, detail }) => {
+                assert_eq!(field, "peer.public_key");
+                assert!(detail.contains("is this host's own public key"), "{detail}");
+            }
+            Err(e) => panic!("expected peer.public_key refused, got {e}"),
+            Ok(_) => panic!("expected peer.public_key refused, got keys"),
+        }
+        assert_eq!(with_peer(&other).map(|k| k.peer).ok(), Some(other));
+    }
+
+    #[test]
+    fn two_paths_on_one_address_and_port_are_refused_naming_both() {
+        let both = |bind: &str| CLIENT.replace("10.1.1.2:0", bind).replace("10.1.2.2:0", bind);
+        // Port 0 is any port: each socket gets its own.
+        DaemonConfig::from_toml_str(&both("10.1.1.2:0")).unwrap();
+        match DaemonConfig::from_toml_str(&both("10.1.1.2:4000")) {
+            Err(ConfigError::Invalid { field, detail }) => {
+                assert_eq!(field, "path.1.bind");
+                assert!(detail.contains("path.0.bind"), "{detail}");
+            }
+            other => panic!("expected path.1.bind refused, got {other:?}"),
+        }
+        // The same port on another address, or on another device, does not collide.
+        DaemonConfig::from_toml_str(
+            &CLIENT.replace("10.1.1.2:0", "10.1.1.2:4000").replace("10.1.2.2:0", "10.1.2.2:4000"),
+        )
+        .unwrap();
+        let devices =
+            both("10.1.1.2:4000").replace("name = \"cell\"", "name = \"cell\"\ndevice = \"veth2\"");
+        DaemonConfig::from_toml_str(&devices).unwrap();
+        assert_eq!(err_field(&devices.replace("veth2", "veth1")), "path.1.bind");
+    }
+
+    #[test]
+    fn debug_prints_neither_the_private_key_nor_the_psk() {
+        let psk = crate::crypto::keys::generate_preshared_key().unwrap();
+        let psk = psk.to_base64();
+        let text = CLIENT.replace(
+            "public_key = \"p\"",
+            &format!("public_key = \"p\"\npreshared_key = \"{}\"", psk.as_str()),
+        );
+        let c = DaemonConfig::from_toml_str(&text).unwrap();
+        assert_eq!(c.preshared_key.as_ref().map(SecretText::expose), Some(psk.as_str()));
+        let printed = format!("{c:?}");
+        assert!(!printed.contains(psk.as_str()), "Debug printed the PSK: {printed}");
+        assert!(!printed.contains("\"k\""), "Debug printed the private key: {printed}");
     }
 }

@@ -32,8 +32,8 @@ use braid_core::wire::{
 use braid_core::Instant;
 use tracing::{info, warn};
 
-use crate::config::{DaemonConfig, KeySource, Role};
-use crate::crypto::{self, Opened, PresharedKey, PrivateKey, PublicKey, Session, SessionConfig};
+use crate::config::{DaemonConfig, Role};
+use crate::crypto::{self, Opened, Session, SessionConfig};
 use crate::liveness::{Change, Liveness};
 use crate::metrics::{self, PathSnapshot, Shared, Snapshot};
 use crate::pool::{Pkt, Pool};
@@ -504,23 +504,7 @@ impl State {
 /// restarted daemon does not reuse the last run's indices.
 fn new_session(cfg: &DaemonConfig) -> Result<Session, DaemonError> {
     use ring::rand::SecureRandom;
-    let key_err = |field: &str, e: crypto::KeyError| DaemonError::Config(format!("{field}: {e}"));
-    let local_text = match &cfg.private_key {
-        KeySource::Inline(k) => k.clone(),
-        KeySource::File(path) => std::fs::read_to_string(path).map_err(|e| {
-            DaemonError::Config(format!("interface.private_key_file: {}: {e}", path.display()))
-        })?,
-    };
-    let local = PrivateKey::from_base64(local_text.trim())
-        .map_err(|e| key_err("interface.private_key", e))?;
-    let peer =
-        PublicKey::from_base64(&cfg.peer_public_key).map_err(|e| key_err("peer.public_key", e))?;
-    let psk = cfg
-        .preshared_key
-        .as_deref()
-        .map(PresharedKey::from_base64)
-        .transpose()
-        .map_err(|e| key_err("peer.preshared_key", e))?;
+    let keys = cfg.keys().map_err(|e| DaemonError::Config(e.to_string()))?;
     let mut seed = [0u8; 8];
     ring::rand::SystemRandom::new()
         .fill(&mut seed)
@@ -530,7 +514,14 @@ fn new_session(cfg: &DaemonConfig) -> Result<Session, DaemonError> {
         Role::Server => crypto::Role::Responder,
     };
     let index_seed = u64::from_le_bytes(seed);
-    let config = SessionConfig { role, cipher: cfg.cipher, local, peer, psk, index_seed };
+    let config = SessionConfig {
+        role,
+        cipher: cfg.cipher,
+        local: keys.local,
+        peer: keys.peer,
+        psk: keys.psk,
+        index_seed,
+    };
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     Ok(Session::new(config, Instant::ZERO, unix))
 }
