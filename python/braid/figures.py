@@ -118,6 +118,25 @@ def load_sweep(path):
     return pd.read_parquet(path)
 
 
+def _series_folders(path, filename):
+    """[(label, folder)] of the runs holding `filename` at `path`: one `braid sim --out` folder
+    (label = its name), or the subfolders of `path`/series (or of `path`), sorted by name."""
+    path = os.fspath(path)
+    if os.path.isfile(os.path.join(path, filename)):
+        return [(os.path.basename(os.path.normpath(path)), path)]
+    root = os.path.join(path, "series") if os.path.isdir(os.path.join(path, "series")) else path
+    if not os.path.isdir(root):
+        raise FileNotFoundError(f"no series folder at {path}")
+    folders = [
+        (name, os.path.join(root, name))
+        for name in sorted(os.listdir(root))
+        if os.path.isfile(os.path.join(root, name, filename))
+    ]
+    if not folders:
+        raise FileNotFoundError(f"no {filename} under {path}")
+    return folders
+
+
 def load_series(path):
     """Throughput time series as one long DataFrame with a `label` column.
 
@@ -126,20 +145,7 @@ def load_series(path):
     columns are those of throughput.csv: `t_s`, `goodput_mbps`, one `<path name>_mbps` per
     path. Each label's summary.json, where present, is in `df.attrs["summary"][label]`.
     """
-    path = os.fspath(path)
-    if os.path.isfile(os.path.join(path, "throughput.csv")):
-        folders = [(os.path.basename(os.path.normpath(path)), path)]
-    else:
-        root = os.path.join(path, "series") if os.path.isdir(os.path.join(path, "series")) else path
-        if not os.path.isdir(root):
-            raise FileNotFoundError(f"no series folder at {path}")
-        folders = [
-            (name, os.path.join(root, name))
-            for name in sorted(os.listdir(root))
-            if os.path.isfile(os.path.join(root, name, "throughput.csv"))
-        ]
-    if not folders:
-        raise FileNotFoundError(f"no throughput.csv under {path}")
+    folders = _series_folders(path, "throughput.csv")
     frames, summaries = [], {}
     for label, folder in folders:
         frame = pd.read_csv(os.path.join(folder, "throughput.csv"))
@@ -160,20 +166,7 @@ def load_series(path):
 def load_traces(path):
     """The periodic traces (trace.csv: windows, in flight, queues, ACPF fraction per sample) as
     one long DataFrame with a `label` column, from the same folders as `load_series`."""
-    path = os.fspath(path)
-    if os.path.isfile(os.path.join(path, "trace.csv")):
-        folders = [(os.path.basename(os.path.normpath(path)), path)]
-    else:
-        root = os.path.join(path, "series") if os.path.isdir(os.path.join(path, "series")) else path
-        if not os.path.isdir(root):
-            raise FileNotFoundError(f"no series folder at {path}")
-        folders = [
-            (name, os.path.join(root, name))
-            for name in sorted(os.listdir(root))
-            if os.path.isfile(os.path.join(root, name, "trace.csv"))
-        ]
-    if not folders:
-        raise FileNotFoundError(f"no trace.csv under {path}")
+    folders = _series_folders(path, "trace.csv")
     frames = []
     for label, folder in folders:
         frame = pd.read_csv(os.path.join(folder, "trace.csv"))

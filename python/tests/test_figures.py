@@ -11,9 +11,9 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib import image as mpimg
 
 from braid import figures
+from plot_checks import assert_png, save, visible_axes
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -77,24 +77,6 @@ def series_df(labels=("fig4-bbr-bbr-short", "fig4-bbr-bbr-long")):
         frames.append(pd.DataFrame({"label": label, "t_s": t, "goodput_mbps": 0.95 * (wifi + cell),
                                     "wifi_mbps": wifi, "cellular_mbps": cell}))
     return pd.concat(frames, ignore_index=True)
-
-
-def assert_png(path, min_bytes=8000, min_colours=8):
-    assert os.path.getsize(path) > min_bytes, f"{path} is only {os.path.getsize(path)} bytes"
-    img = mpimg.imread(path)
-    colours = np.unique(img.reshape(-1, img.shape[-1]), axis=0)
-    assert len(colours) >= min_colours, f"{path} has {len(colours)} colours: blank?"
-
-
-def save(fig, tmp_path, name):
-    path = tmp_path / name
-    fig.savefig(path, dpi=80)
-    return path
-
-
-def visible_axes(fig):
-    """The figure's panels (not colorbars)."""
-    return [a for a in fig.axes if a.get_visible() and a.get_label() != "<colorbar>"]
 
 
 # ------------------------------------------------------------------------------ bars

@@ -9,26 +9,9 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib import image as mpimg
 
 from braid import figures
-
-
-def assert_png(path, min_bytes=8000, min_colours=8):
-    assert os.path.getsize(path) > min_bytes, f"{path} is only {os.path.getsize(path)} bytes"
-    img = mpimg.imread(path)
-    colours = np.unique(img.reshape(-1, img.shape[-1]), axis=0)
-    assert len(colours) >= min_colours, f"{path} has {len(colours)} colours: blank?"
-
-
-def save(fig, tmp_path, name):
-    path = tmp_path / name
-    fig.savefig(path, dpi=80)
-    return path
-
-
-def panels(fig):
-    return [a for a in fig.axes if a.get_visible() and a.get_label() != "<colorbar>"]
+from plot_checks import assert_png, save, visible_axes
 
 
 # ------------------------------------------------------------------------------ synthetic data
@@ -106,7 +89,7 @@ def acpf_contour_df(points=25):
 def test_goodput_bars_panels_bars_and_capacity_lines(tmp_path):
     table = goodput_table()
     fig = figures.goodput_bars(table)
-    axes = panels(fig)
+    axes = visible_axes(fig)
     assert [a.get_title() for a in axes] == ["ccid5 tunnels, 25 Mbit/s per path", "bbr tunnels, 50 Mbit/s per path"]
     for ax in axes:
         assert ax.get_ylabel() == "Goodput (Mbit/s)"
@@ -125,7 +108,7 @@ def test_goodput_bars_panels_bars_and_capacity_lines(tmp_path):
 def test_window_traces_rows_columns_and_live_cwnd(tmp_path):
     trace, tput = trace_df(), throughput_df()
     fig = figures.window_traces(trace, tput)
-    axes = panels(fig)
+    axes = visible_axes(fig)
     assert len(axes) == 3 * 2
     assert [axes[i].get_ylabel() for i in (0, 2, 4)] == ["Throughput (Mbit/s)", "Live cwnd (kB)", "Server cwnd (kB)"]
     assert axes[4].get_xlabel() == axes[5].get_xlabel() == "Time (s)"
@@ -145,7 +128,7 @@ def test_window_traces_rows_columns_and_live_cwnd(tmp_path):
 
 def test_window_traces_without_throughput_has_two_rows():
     fig = figures.window_traces(trace_df(labels=("one_acpf",)))
-    axes = panels(fig)
+    axes = visible_axes(fig)
     assert [a.get_ylabel() for a in axes] == ["Live cwnd (kB)", "Server cwnd (kB)"]
 
 
@@ -155,7 +138,7 @@ def test_contour_of_the_new_report_columns(tmp_path):
     colorbar = [a for a in fig.axes if a.get_label() == "<colorbar>"][0]
     assert colorbar.get_ylabel() == "ACPF live / raw cwnd (%)"
     fig2 = figures.contour(df, "e2e.cwnd_bytes_mean", by=["tunnel.scheduler"])
-    assert [a.get_title() for a in panels(fig2)] == ["CPF", "ACPF"]
+    assert [a.get_title() for a in visible_axes(fig2)] == ["CPF", "ACPF"]
     assert [a for a in fig2.axes if a.get_label() == "<colorbar>"][0].get_ylabel() == "Server cwnd (kB)"
     assert_png(save(fig2, tmp_path, "cwnd.png"))
 
@@ -166,7 +149,7 @@ def test_contour_of_the_new_report_columns(tmp_path):
 def test_subflow_windows_in_packets(tmp_path):
     trace = trace_df(labels=("fig5_lia", "fig6_coupled_cubic"), paths=("subflow1", "subflow2"))
     fig = figures.subflow_windows(trace, packet_bytes=1000)
-    axes = panels(fig)
+    axes = visible_axes(fig)
     assert len(axes) == 2 * 2
     assert [axes[i].get_ylabel() for i in (0, 2)] == ["subflow1 cwnd (packets)", "subflow2 cwnd (packets)"]
     assert axes[2].get_xlabel() == "Time (s)"
@@ -178,7 +161,7 @@ def test_subflow_windows_in_packets(tmp_path):
 
 def test_utilisation_bars_per_subflow_with_percent_labels(tmp_path):
     fig = figures.utilisation_bars(utilisation_table())
-    (ax,) = panels(fig)
+    (ax,) = visible_axes(fig)
     assert ax.get_ylabel() == "Throughput (Mbit/s)"
     assert ax.get_xlabel() == "Tunnel congestion control"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["lia", "coupled_cubic", "cubic_single_path"]
