@@ -70,10 +70,14 @@ fn run_in_ns(ns: &str, cmd: &str, args: &[&str]) -> Result<String, NetError> {
 }
 
 /// Replaces the `braid_nat` table of `ns` in one nft transaction: source NAT of what leaves
-/// by `ifname` for UDP port `dport` to `to` (`ADDR:PORT`).
-fn set_snat(ns: &str, ifname: &str, dport: u16, to: SocketAddr, replace: bool) {
+/// by `ifname` for UDP port `dport` to `to` (`ADDR:PORT`). With `hold` (a rebinding: the table
+/// exists and is replaced), the new table also drops those datagrams on the output hook until
+/// [`release_hold`]: a flush of the connection-tracking table visits the hash buckets one after
+/// another, so a mapping created by a datagram sent during the flush can be deleted by it after
+/// the peer has already answered to the mapping (see the NAT rebinding test).
+fn set_snat(ns: &str, ifname: &str, dport: u16, to: SocketAddr, hold: bool) {
     let mut rules = String::new();
-    if replace {
+    if hold {
         rules.push_str("delete table ip braid_nat\n");
     }
     rules.push_str("add table ip braid_nat\n");
@@ -82,9 +86,22 @@ fn set_snat(ns: &str, ifname: &str, dport: u16, to: SocketAddr, replace: bool) {
          { type nat hook postrouting priority srcnat; policy accept; }\n",
     );
     rules.push_str(&format!(
-        "add rule ip braid_nat postrouting oifname \"{ifname}\" udp dport {dport} snat to {to}"
+        "add rule ip braid_nat postrouting oifname \"{ifname}\" udp dport {dport} snat to {to}\n"
     ));
+    if hold {
+        rules.push_str(
+            "add chain ip braid_nat hold { type filter hook output priority filter; policy accept; }\n",
+        );
+        rules.push_str(&format!(
+            "add rule ip braid_nat hold oifname \"{ifname}\" udp dport {dport} drop\n"
+        ));
+    }
     run_in_ns(ns, "nft", &[&rules]).expect("nft (make deps installs it)");
+}
+
+/// Lets the datagrams [`set_snat`] held leave again.
+fn release_hold(ns: &str) {
+    run_in_ns(ns, "nft", &["flush chain ip braid_nat hold"]).expect("nft releases the hold");
 }
 
 /// Deletes every IPv4 connection-tracking entry of the calling thread's namespace: the
@@ -156,6 +173,14 @@ fn flush_conntrack() -> std::io::Result<()> {
 /// mapping from the rule, and reaches the server from the new address; datagrams the server
 /// sends to the old mapping in between are refused by the UE and TCP recovers them.
 ///
+/// Path 1's outgoing datagrams are held (dropped) from the rule change until the flush has
+/// finished. Without the hold, about one run in twenty under CPU load lost path 1 for good: the
+/// flush, walking the table bucket by bucket, deleted the new mapping after the client's first
+/// datagram had created it and the server had followed it; the server's next datagrams to
+/// `10.91.0.3:41000` then created an entry of their own, which took the mapping's only port,
+/// and every later client datagram failed NAT and was refused with EPERM. A home router does
+/// not delete a mapping it has just made; that was the test's doing.
+///
 /// What must hold: the server follows the new address (`/status` shows it as path 1's
 /// remote), path 1 keeps carrying the download after the change, the session is not
 /// re-established (handshake counters unchanged), the TUN devices are the same (same ifindex,
@@ -188,6 +213,7 @@ fn nat_rebinding_mid_download_moves_path_1_to_the_new_address_in_the_same_sessio
         thread::sleep(Duration::from_millis(1200));
         set_snat(ue_ns, &ue_end.ifname, BASE_PORT, new_map, true);
         run_in(ue_ns, flush_conntrack).unwrap().expect("flushing the UE's conntrack table");
+        release_hold(ue_ns);
         let changed = Instant::now();
         let deadline = changed + Duration::from_secs(5);
         let mut at_switch = None;
