@@ -94,18 +94,34 @@ pub fn check_cells(spec: &Spec) -> Result<(), SweepError> {
     Ok(())
 }
 
+/// The runs a sweep folder still lacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// Run ids of the selection that the journal lacks, ascending.
+    pub pending: Vec<u64>,
+    /// Runs of the selection the journal already has.
+    pub skipped: u64,
+}
+
+/// Checks the spec's cells, makes (or checks) the sweep folder `out`, and reads its journal:
+/// what a sweep, or a shard of it, has left to run.
+pub fn prepare(spec: &Spec, out: &Path, shard: Option<Shard>) -> Result<Pending, SweepError> {
+    check_cells(spec)?;
+    outdir::prepare(out, spec)?;
+    let finished = journal::read(&out.join(JOURNAL_FILE), spec.runs())?;
+    let selected: Vec<u64> = selected_runs(spec, shard).collect();
+    let pending: Vec<u64> =
+        selected.iter().copied().filter(|id| !finished.contains_key(id)).collect();
+    let skipped = (selected.len() - pending.len()) as u64;
+    Ok(Pending { pending, skipped })
+}
+
 /// Runs a sweep (or one shard of it) into `opts.out`, resuming from its journal, and writes
 /// `runs.parquet` and `sweep.json` there.
 pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
     let start = std::time::Instant::now();
-    check_cells(spec)?;
-    outdir::prepare(&opts.out, spec)?;
+    let Pending { pending, skipped } = prepare(spec, &opts.out, opts.shard)?;
     let journal_path = opts.out.join(JOURNAL_FILE);
-    let finished = journal::read(&journal_path, spec.runs())?;
-    let selected: Vec<u64> = selected_runs(spec, opts.shard).collect();
-    let pending: Vec<u64> =
-        selected.iter().copied().filter(|id| !finished.contains_key(id)).collect();
-    let skipped = (selected.len() - pending.len()) as u64;
 
     let writer = Mutex::new(journal::Writer::open(&journal_path)?);
     let cache = BaselineCache::new();
@@ -234,7 +250,7 @@ pub fn merge(spec: &Spec, out: &Path, shards: &[PathBuf]) -> Result<Summary, Swe
 }
 
 /// Writes the table and the summary.
-fn finish(
+pub(crate) fn finish(
     spec: &Spec,
     out: &Path,
     finished: &Finished,

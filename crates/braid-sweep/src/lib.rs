@@ -6,13 +6,16 @@
 //! distinct resolved scenario once ([`once_map`]).
 //! Every finished run is appended to a journal ([`journal`]), so an interrupted sweep resumes
 //! where it stopped; at the end the journal becomes `runs.parquet` ([`table`],
-//! [`parquet_out`]). Shards (`run_id % N`) run apart and merge into the same table.
+//! [`parquet_out`]). Shards (`run_id % N`) run apart and merge into the same table; an outside
+//! scheduler (a Dask cluster, through the Python package) can drive a sweep chunk by chunk
+//! ([`chunks`]) into the same table too.
 //! docs/sweeps.md describes the format and the columns.
 //!
 //! The library has no command-line code, so other front ends (a Python binding) can reuse it.
 
 pub mod axis;
 pub mod baseline;
+pub mod chunks;
 pub mod engine;
 pub mod flatten;
 pub mod hash;
@@ -29,7 +32,7 @@ pub mod table;
 
 use std::path::PathBuf;
 
-pub use engine::{merge, run, Options, Summary};
+pub use engine::{merge, prepare, run, Options, Pending, Summary};
 pub use plan::{Shard, ShardError};
 pub use progress::Mode as ProgressMode;
 pub use spec::{Spec, SpecError};
@@ -70,4 +73,6 @@ pub enum SweepError {
         dir.display()
     )]
     Incomplete { missing: u64, total: u64, first: String, dir: PathBuf },
+    #[error(transparent)]
+    Chunk(#[from] chunks::ChunkError),
 }
