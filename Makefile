@@ -1,7 +1,7 @@
 # Braid: two entry points on a fresh machine (see README.md).
 CARGO ?= cargo
 
-.PHONY: demo test deps bench bench-ns3 build
+.PHONY: demo test deps bench bench-ns3 bench-python build
 
 # Build in release mode and run the reference experiment: default scenario, CPF and SRTT,
 # Cubic and BBR end to end, against the single-path baseline.
@@ -38,14 +38,22 @@ bench-ns3:
 	$(CARGO) build --release -p braid
 	python3 scripts/bench_vs_ns3.py
 
+# The Python package against the command line, and a two-worker Dask LocalCluster against one
+# worker, side by side (docs/python.md, "Performance"). Not part of `make test`.
+bench-python: python
+	$(CARGO) build --release -p braid
+	.venv/bin/python scripts/bench_python.py
+
 build:
 	$(CARGO) build --release -p braid
 
-# The figures module's Python (python/requirements.txt) in .venv at the repository root.
-# Installs once, again only when the requirements change; quiet unless pip fails.
+# The Python package (python/braid and its native module, crates/braid-py; docs/python.md) in
+# .venv at the repository root: the pinned requirements once (again when they change), then
+# `maturin develop --release`, which cargo keeps incremental. Quiet unless something fails.
 .PHONY: python
 python: .venv/.requirements.installed
-	@:
+	@out=$$(cd python && VIRTUAL_ENV="$(CURDIR)/.venv" "$(CURDIR)/.venv/bin/python" -m maturin develop --release 2>&1) || \
+		{ echo "$$out" >&2; exit 1; }
 
 .venv/.requirements.installed: python/requirements.txt
 	@test -x .venv/bin/python || python3 -m venv .venv

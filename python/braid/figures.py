@@ -49,6 +49,8 @@ __all__ = [
     "load_sweep",
     "load_series",
     "load_traces",
+    "wide_throughput",
+    "wide_trace",
     "bars_relative_dlct",
     "bars_relative_dlct_by_scenario",
     "throughput_over_time",
@@ -173,6 +175,55 @@ def load_traces(path):
         frame.insert(0, "label", label)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+# Per-path columns of `SimResult.series` and their names in the wide trace.csv.
+_TRACE_PATH_COLUMNS = {
+    "cwnd_bytes": "cwnd_bytes",
+    "in_flight_bytes": "in_flight_bytes",
+    "srtt_ms": "srtt_ms",
+    "pacing_rate_mbps": "pacing_mbps",
+    "queue_pkts": "queue_pkts",
+    "phase": "phase",
+    "drops": "drops",
+}
+
+
+def _path_names(df):
+    """The `path` values of a long table, in path order."""
+    if "path_index" in df.columns:
+        return df.drop_duplicates("path_index").sort_values("path_index")["path"].tolist()
+    return _ordered_unique(df["path"])
+
+
+def wide_throughput(df):
+    """A throughput table in throughput.csv's wide form (`t_s`, `goodput_mbps`, one
+    `<path>_mbps` column per path, and `label` if it has one). `SimResult.throughput` (one row
+    per bin and path) is pivoted; a wide table is returned as it is."""
+    if "path" not in df.columns or "mbps" not in df.columns:
+        return df
+    keys = [c for c in ("label", "t_s") if c in df.columns]
+    names = _path_names(df)
+    wide = df.pivot(index=keys, columns="path", values="mbps")[names]
+    wide.columns = [f"{n}_mbps" for n in names]
+    wide.insert(0, "goodput_mbps", df.groupby(keys, sort=False)["goodput_mbps"].first())
+    return wide.reset_index()
+
+
+def wide_trace(df):
+    """A trace in trace.csv's wide form (one row per sample, `<path>_cwnd_bytes` ... per path).
+    `SimResult.series` (one row per sample and path) is pivoted; a wide trace is returned as
+    it is."""
+    if "path" not in df.columns or "cwnd_bytes" not in df.columns:
+        return df
+    keys = [c for c in ("label", "t_s") if c in df.columns]
+    shared = [c for c in df.columns if c not in keys and c not in _TRACE_PATH_COLUMNS and c not in ("path", "path_index")]
+    wide = df.groupby(keys, sort=False)[shared].first()
+    for name in _path_names(df):
+        rows = df[df["path"] == name].set_index(keys)
+        for column, wide_name in _TRACE_PATH_COLUMNS.items():
+            wide[f"{name}_{wide_name}"] = rows[column]
+    return wide.reset_index()
 
 
 # ---------------------------------------------------------------------------------------
@@ -443,6 +494,7 @@ def throughput_over_time(
     paths: which path columns (default: every `*_mbps` column but goodput).
     titles: {label: panel title} (default: the label).
     """
+    series_df = wide_throughput(series_df)
     with style.context(rc):
         if "t_s" not in series_df.columns:
             raise KeyError("no column 't_s'")
@@ -728,6 +780,9 @@ def window_traces(
     throughput row is left out. live=True draws the live cwnd, ACPF's fraction times the raw
     window (the raw window where there is no fraction: CPF), with the raw window dotted.
     """
+    trace = wide_trace(trace)
+    if throughput is not None:
+        throughput = wide_throughput(throughput)
     with style.context(rc):
         if "t_s" not in trace.columns:
             raise KeyError("no column 't_s'")
@@ -784,7 +839,8 @@ def window_traces(
         for r in range(len(rows)):
             for a in grid[r]:
                 a.set_ylim(0, 1.05 * top[r] if top[r] > 0 else 1.0)
-        fig.legend(list(names.values()), list(names.keys()), loc="outside upper center", ncol=3)
+        # Two legend columns fit over a single run's panels, three over more.
+        fig.legend(list(names.values()), list(names.keys()), loc="outside upper center", ncol=2 if len(runs) == 1 else 3)
         return fig
 
 
@@ -796,8 +852,10 @@ def subflow_windows(trace, *, labels=None, titles=None, packet_bytes=1500, paths
     """Each subflow's congestion window over time, one row per subflow (their scales differ
     a hundredfold), one column per run (the Coupled CUBIC paper's Figures 5 and 6).
 
-    `trace` is trace.csv (`load_traces`); windows are shown in packets of `packet_bytes`.
+    `trace` is trace.csv (`load_traces`) or `SimResult.series`; windows are shown in packets
+    of `packet_bytes`.
     """
+    trace = wide_trace(trace)
     with style.context(rc):
         if "label" not in trace.columns:
             trace = trace.assign(label="run")

@@ -8,11 +8,16 @@ apply to its figure without changing matplotlib's global state. To restyle:
 - or take the returned Figure and edit its artists as with any matplotlib figure.
 """
 
+import os
+import sys
 from contextlib import contextmanager
 
 import matplotlib
 
-matplotlib.use("Agg")  # files only: never needs a display
+# Files only, never a display, unless a backend was chosen (MPLBACKEND) or this runs under
+# IPython or Jupyter, whose inline backend shows the figures in the notebook.
+if "MPLBACKEND" not in os.environ and "IPython" not in sys.modules:
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under the common forms of
