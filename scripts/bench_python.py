@@ -3,9 +3,11 @@
 (docs/python.md, "Performance"):
 
 1. `braid.simulate` in-process against `braid sim --json` (a release binary, as a subprocess),
-   on the 300 MB default scenario, interleaved --reps times. Wall time of each; the ratio is
-   the median of the per-repetition ratios (Python / CLI). The CLI's time includes starting
-   the process and printing the JSON; the Python call's includes building the DataFrames.
+   on the 300 MB default scenario, interleaved --reps times. Wall time and CPU time of each
+   (the child's user + sys; the calling thread's, where the package simulates); the ratios
+   are the medians of the per-repetition ratios (Python / CLI). The CLI's time includes
+   starting the process and printing the JSON; the Python call's includes building the
+   DataFrames.
 2. A sweep on a dask.distributed LocalCluster with two single-threaded worker processes
    against one with one worker: runs per second of wall time (cluster start excluded), each
    into a fresh folder, alternated --sweep-reps times; the speed-up is the median ratio.
@@ -49,15 +51,24 @@ def default_braid():
 
 
 def time_cli(exe):
+    """(wall s, CPU s of the child: user + sys, DLCT) of one `braid sim --json`."""
     start = time.perf_counter()
-    out = subprocess.run([exe, "sim", SCENARIO, "--json"], check=True, capture_output=True, text=True).stdout
-    return time.perf_counter() - start, json.loads(out)["dlct_s"]
+    child = subprocess.Popen([exe, "sim", SCENARIO, "--json"], stdout=subprocess.PIPE, text=True)
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        sys.exit(f"braid sim failed with {child.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime, json.loads(out)["dlct_s"]
 
 
 def time_python():
-    start = time.perf_counter()
+    """(wall s, CPU s of this thread, DLCT) of one `braid.simulate`: the simulation runs on
+    the calling thread, so its CPU time is this thread's."""
+    start, cpu = time.perf_counter(), time.thread_time()
     r = braid.simulate(SCENARIO)
-    return time.perf_counter() - start, r.summary["dlct_s"]
+    return time.perf_counter() - start, time.thread_time() - cpu, r.summary["dlct_s"]
 
 
 def spread(values):
@@ -65,21 +76,31 @@ def spread(values):
 
 
 def bench_simulate(exe, reps):
-    cli, py, ratios = [], [], []
+    # One untimed call of each first: the first Python call imports pandas, the first CLI
+    # call reads the binary from disk.
+    time_cli(exe)
+    time_python()
+    rows = {"cli": [], "python": []}
     for k in range(reps):
         # Alternate which goes first, so neither always runs on a warmer machine.
-        pair = (time_cli, time_python) if k % 2 == 0 else (time_python, time_cli)
-        results = {}
-        for f in pair:
-            results[f] = f(exe) if f is time_cli else f()
-        (c, c_dlct), (p, p_dlct) = results[time_cli], results[time_python]
-        if c_dlct != p_dlct:
-            sys.exit(f"the CLI's DLCT {c_dlct} differs from the package's {p_dlct}: not the same run")
-        cli.append(c)
-        py.append(p)
-        ratios.append(p / c)
-        print(f"simulate rep {k + 1}: cli {c:.3f} s, python {p:.3f} s, ratio {p / c:.3f}", file=sys.stderr)
-    return {"cli_s": spread(cli), "python_s": spread(py), "python_over_cli": spread(ratios)}
+        order = ("cli", "python") if k % 2 == 0 else ("python", "cli")
+        got = {who: (time_cli(exe) if who == "cli" else time_python()) for who in order}
+        if got["cli"][2] != got["python"][2]:
+            sys.exit(f"the CLI's DLCT {got['cli'][2]} differs from the package's {got['python'][2]}: not the same run")
+        for who in order:
+            rows[who].append(got[who])
+        print(f"simulate rep {k + 1}: cli {got['cli'][0]:.3f} s wall {got['cli'][1]:.3f} s CPU, "
+              f"python {got['python'][0]:.3f} s wall {got['python'][1]:.3f} s CPU", file=sys.stderr)
+    wall = {who: [r[0] for r in rows[who]] for who in rows}
+    cpu = {who: [r[1] for r in rows[who]] for who in rows}
+    return {
+        "cli_wall_s": spread(wall["cli"]),
+        "python_wall_s": spread(wall["python"]),
+        "python_over_cli_wall": spread([p / c for p, c in zip(wall["python"], wall["cli"])]),
+        "cli_cpu_s": spread(cpu["cli"]),
+        "python_cpu_s": spread(cpu["python"]),
+        "python_over_cli_cpu": spread([p / c for p, c in zip(cpu["python"], cpu["cli"])]),
+    }
 
 
 def sweep_rate(spec, out, workers):
@@ -117,8 +138,8 @@ def main():
     ap.add_argument("--braid", default=default_braid(), help="the release braid binary")
     ap.add_argument("--reps", type=int, default=5, help="simulate repetitions (default 5)")
     ap.add_argument("--sweep-reps", type=int, default=3, help="cluster sweep repetitions (default 3)")
-    ap.add_argument("--sweep-runs-per-cell", type=int, default=4, help="reps per cell of the 4-cell sweep")
-    ap.add_argument("--sweep-mbytes", type=float, default=30.0, help="E2E bytes per sweep run, MB")
+    ap.add_argument("--sweep-runs-per-cell", type=int, default=6, help="reps per cell of the 4-cell sweep")
+    ap.add_argument("--sweep-mbytes", type=float, default=300.0, help="E2E bytes per sweep run, MB (the paper's 300)")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
     if not os.path.isfile(args.braid):

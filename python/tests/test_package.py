@@ -84,6 +84,28 @@ def test_series_has_one_row_per_sample_and_path():
         assert inner < frames < 1.10 * inner, (name, frames, inner)
 
 
+def test_simulate_releases_the_gil_while_rust_simulates():
+    import threading
+    import time
+
+    span = {}
+
+    def simulate():
+        span["start"] = time.perf_counter()
+        braid.simulate(DEFAULT, set={"e2e.bytes": 100_000_000})
+        span["end"] = time.perf_counter()
+
+    worker = threading.Thread(target=simulate)
+    worker.start()
+    ticks = []
+    while worker.is_alive():  # Python code: runs only while the other thread lets go of the GIL
+        ticks.append(time.perf_counter())
+    worker.join()
+    d = span["end"] - span["start"]
+    middle = [t for t in ticks if span["start"] + 0.25 * d < t < span["end"] - 0.25 * d]
+    assert d > 0.02 and len(middle) > 100, f"{len(middle)} ticks of this thread in the middle of a {d:.3f} s simulation"
+
+
 def test_bad_input_raises_the_message_the_cli_prints():
     with pytest.raises(braid.BraidError) as e:
         braid.simulate(DEFAULT, set={"tunnel.bogus": 1})
