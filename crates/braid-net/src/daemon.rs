@@ -94,6 +94,8 @@ struct State {
     pool: Pool,
     live: Liveness,
     remotes: Vec<Option<SocketAddr>>,
+    /// The paths' names, for logs: every line names a path the same way.
+    names: Vec<String>,
     paths: Vec<PathCounters>,
     counters: Counters,
     /// Handshake responses to send after the current receive batch.
@@ -163,6 +165,7 @@ impl Daemon {
             pool: Pool::new(usize::from(cfg.mtu), 4096),
             live,
             remotes,
+            names: cfg.paths.iter().map(|p| p.name.clone()).collect(),
             paths: vec![PathCounters::default(); n],
             counters: Counters::default(),
             replies: Vec::new(),
@@ -426,11 +429,11 @@ impl State {
         self.paths[i].rx_bytes += len;
         if self.role == Role::Server && self.remotes[i] != Some(src) {
             // NAT rebinding, or the client's first packet on this path: follow the peer.
-            info!(path = i, remote = %src, "path remote address learned");
+            info!(path = %self.names[i], remote = %src, "path remote address learned");
             self.remotes[i] = Some(src);
         }
         if let Some(Change::Up(_)) = self.live.on_receive(now, i) {
-            info!(path = i, "path up");
+            info!(path = %self.names[i], "path up");
             self.tx.set_path_up(now, i, true);
         }
         if plain.is_empty() {

@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -79,20 +80,39 @@ pub struct Snapshot {
 /// Where the event loop publishes and the server reads.
 pub type Shared = Arc<Mutex<Snapshot>>;
 
-/// A per-path metric: name, help, and how to read it from a path's snapshot.
-type PathMetric<T> = (&'static str, &'static str, fn(&PathSnapshot) -> T);
+/// A per-path metric: name, help, and how to read it from a path's snapshot (`None`: the
+/// value is not known yet, and the path's series is left out).
+type PathMetric<T> = (&'static str, &'static str, fn(&PathSnapshot) -> Option<T>);
+
+/// A gauge of real values (seconds, rates).
+type RealGauge = Gauge<f64, AtomicU64>;
+
+/// The OpenMetrics text format's content type: what [`Snapshot::to_prometheus`] writes
+/// (prometheus-client's encoder, ending in `# EOF`), which Prometheus negotiates and parses.
+pub const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct PathLabel {
     path: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    version: String,
+    role: String,
+}
+
 impl Snapshot {
-    /// The snapshot in the Prometheus text exposition format.
+    /// The snapshot in the OpenMetrics text format, following Prometheus's naming rules
+    /// (prometheus.io, "Metric and label naming"): every name starts `braid_`, values are in
+    /// base units (seconds, bytes), counters end in `_total`, a value not known yet (a path's
+    /// RTT before its first sample) is left out rather than given a sentinel, paths are a
+    /// `path` label holding the configured name, and `braid_build_info` carries the version.
     pub fn to_prometheus(&self) -> String {
         let mut reg = Registry::with_prefix("braid");
-        let gauge = |reg: &mut Registry, name: &str, help: &str, v: i64| {
-            let g: Gauge = Gauge::default();
+        let gauge = |reg: &mut Registry, name: &str, help: &str, v: f64| {
+            let g = RealGauge::default();
             g.set(v);
             reg.register(name, help, g);
         };
@@ -101,7 +121,15 @@ impl Snapshot {
             c.inc_by(v);
             reg.register(name, help, c);
         };
+        let info = Family::<BuildLabels, Gauge>::default();
+        info.get_or_create(&BuildLabels {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            role: self.role.clone(),
+        })
+        .set(1);
+        reg.register("build_info", "The daemon's version and role (always 1)", info);
         gauge(&mut reg, "established", "1 once the handshake completed", self.established.into());
+        gauge(&mut reg, "uptime_seconds", "Time since the daemon started", self.uptime_s);
         counter(&mut reg, "handshakes", "Completed handshakes", self.handshakes);
         counter(
             &mut reg,
@@ -125,7 +153,7 @@ impl Snapshot {
             &mut reg,
             "scheduler_queue_packets",
             "Packets in the scheduler queue",
-            self.sched_queue_pkts as i64,
+            self.sched_queue_pkts as f64,
         );
         counter(
             &mut reg,
@@ -137,13 +165,13 @@ impl Snapshot {
             &mut reg,
             "reorder_buffer_packets",
             "Packets held for reordering",
-            self.reorder_pkts as i64,
+            self.reorder_pkts as f64,
         );
         gauge(
             &mut reg,
-            "reorder_wait_limit_microseconds",
+            "reorder_wait_limit_seconds",
             "Current reorder wait limit",
-            (self.reorder_wait_limit_ms * 1e3) as i64,
+            self.reorder_wait_limit_ms / 1e3,
         );
         counter(
             &mut reg,
@@ -158,43 +186,46 @@ impl Snapshot {
             self.reorder_released_on_timeout,
         );
 
-        let path_gauges: [PathMetric<i64>; 7] = [
-            ("path_up", "1 while the path is live", |p| p.up.into()),
-            ("path_cwnd_bytes", "Congestion window", |p| p.cwnd_bytes as i64),
-            ("path_in_flight_bytes", "Bytes in flight", |p| p.in_flight_bytes as i64),
-            ("path_srtt_microseconds", "Smoothed RTT", |p| {
-                p.srtt_ms.map_or(-1, |v| (v * 1e3) as i64)
-            }),
-            ("path_min_rtt_microseconds", "Minimum RTT", |p| {
-                p.min_rtt_ms.map_or(-1, |v| (v * 1e3) as i64)
-            }),
-            ("path_pacing_rate_bits_per_second", "Pacing rate", |p| {
-                p.pacing_rate_bps.map_or(-1, |v| v as i64)
+        let path_gauges: [PathMetric<f64>; 7] = [
+            ("path_up", "1 while the path is live", |p| Some(p.up.into())),
+            ("path_cwnd_bytes", "Congestion window", |p| Some(p.cwnd_bytes as f64)),
+            ("path_in_flight_bytes", "Bytes in flight", |p| Some(p.in_flight_bytes as f64)),
+            ("path_srtt_seconds", "Smoothed RTT", |p| p.srtt_ms.map(|v| v / 1e3)),
+            ("path_min_rtt_seconds", "Minimum RTT", |p| p.min_rtt_ms.map(|v| v / 1e3)),
+            ("path_pacing_rate_bytes_per_second", "Pacing rate", |p| {
+                p.pacing_rate_bps.map(|v| v as f64 / 8.0)
             }),
             ("path_pacing_queue_packets", "Packets waiting for their pacing slot", |p| {
-                p.pacing_queue_pkts as i64
+                Some(p.pacing_queue_pkts as f64)
             }),
         ];
         for (name, help, get) in path_gauges {
-            let fam = Family::<PathLabel, Gauge>::default();
+            let fam = Family::<PathLabel, RealGauge>::default();
             for p in &self.paths {
-                fam.get_or_create(&PathLabel { path: p.name.clone() }).set(get(p));
+                if let Some(v) = get(p) {
+                    fam.get_or_create(&PathLabel { path: p.name.clone() }).set(v);
+                }
             }
             reg.register(name, help, fam);
         }
-        let path_counters: [PathMetric<u64>; 7] = [
-            ("path_tx_packets", "Datagrams sent", |p| p.tx_pkts),
-            ("path_tx_bytes", "Bytes sent", |p| p.tx_bytes),
-            ("path_rx_packets", "Datagrams received", |p| p.rx_pkts),
-            ("path_rx_bytes", "Bytes received", |p| p.rx_bytes),
-            ("path_lost_packets", "Packets declared lost", |p| p.lost_pkts),
-            ("path_rto", "Retransmission timeouts", |p| p.rto_count),
-            ("path_socket_drops", "Datagrams the socket refused", |p| p.socket_drops),
+        let path_counters: [PathMetric<u64>; 8] = [
+            ("path_tx_packets", "Datagrams sent", |p| Some(p.tx_pkts)),
+            ("path_tx_bytes", "Bytes sent", |p| Some(p.tx_bytes)),
+            ("path_rx_packets", "Datagrams received", |p| Some(p.rx_pkts)),
+            ("path_rx_bytes", "Bytes received", |p| Some(p.rx_bytes)),
+            ("path_lost_packets", "Packets declared lost", |p| Some(p.lost_pkts)),
+            ("path_rto", "Retransmission timeouts", |p| Some(p.rto_count)),
+            ("path_socket_drops", "Datagrams the socket refused", |p| Some(p.socket_drops)),
+            ("path_stream_errors", "TCP path connections closed for a malformed stream", |p| {
+                Some(p.stream_errors)
+            }),
         ];
         for (name, help, get) in path_counters {
             let fam = Family::<PathLabel, Counter>::default();
             for p in &self.paths {
-                fam.get_or_create(&PathLabel { path: p.name.clone() }).inc_by(get(p));
+                if let Some(v) = get(p) {
+                    fam.get_or_create(&PathLabel { path: p.name.clone() }).inc_by(v);
+                }
             }
             reg.register(name, help, fam);
         }
@@ -278,7 +309,7 @@ pub fn serve(addr: SocketAddr, shared: Shared) -> Result<(), MetricsError> {
             for request in server.incoming_requests() {
                 let snap = shared.lock().map(|s| s.clone()).unwrap_or_default();
                 let (body, ctype) = match request.url() {
-                    "/metrics" => (snap.to_prometheus(), "text/plain; version=0.0.4"),
+                    "/metrics" => (snap.to_prometheus(), OPENMETRICS_CONTENT_TYPE),
                     "/status" => {
                         (serde_json::to_string(&snap).unwrap_or_default(), "application/json")
                     }
@@ -342,12 +373,89 @@ mod tests {
     #[test]
     fn prometheus_text_carries_per_path_labels_and_values() {
         let text = sample().to_prometheus();
-        assert!(text.contains("braid_path_cwnd_bytes{path=\"wifi\"} 14600"), "{text}");
-        assert!(text.contains("braid_path_up{path=\"cell\"} 0"), "{text}");
-        assert!(text.contains("braid_path_srtt_microseconds{path=\"wifi\"} 20500"), "{text}");
+        assert!(text.contains("braid_path_cwnd_bytes{path=\"wifi\"} 14600.0"), "{text}");
+        assert!(text.contains("braid_path_up{path=\"cell\"} 0.0"), "{text}");
+        // Base units: 20.5 ms is 0.0205 s.
+        assert!(text.contains("braid_path_srtt_seconds{path=\"wifi\"} 0.0205"), "{text}");
         assert!(text.contains("braid_path_tx_packets_total{path=\"wifi\"} 7"), "{text}");
         assert!(text.contains("braid_scheduler_drops_total 3"), "{text}");
+        assert!(text.contains("braid_build_info{version=\"0.1.0\",role=\"client\"} 1"), "{text}");
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    /// A value not known yet is left out, never a sentinel: the path without an RTT sample has
+    /// no srtt series, the one with a sample has one; no value anywhere is negative.
+    #[test]
+    fn unknown_values_are_left_out_and_names_follow_prometheus_rules() {
+        let text = sample().to_prometheus();
+        assert!(!text.contains("braid_path_srtt_seconds{path=\"cell\"}"), "{text}");
+        assert!(!text.contains("braid_path_pacing_rate_bytes_per_second{path=\"cell\"}"), "{text}");
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let (name, value) = line.rsplit_once(' ').unwrap();
+            assert!(name.starts_with("braid_"), "{line}");
+            assert!(!value.starts_with('-'), "a negative sample: {line}");
+            // No units other than the base ones.
+            for unit in ["_microseconds", "_milliseconds", "_bits", "_ms"] {
+                assert!(!name.contains(unit), "{line}");
+            }
+        }
+        // Every counter ends in _total.
+        for line in text.lines().filter(|l| l.starts_with("# TYPE") && l.ends_with(" counter")) {
+            let name = line.split(' ').nth(2).unwrap();
+            assert!(text.contains(&format!("{name}_total")), "{line}");
+        }
+    }
+
+    /// Every series packaging/grafana-dashboard.json queries is one the daemon exports (a
+    /// renamed metric would leave a panel silently empty), and every per-path gauge and
+    /// counter the daemon exports has a panel.
+    #[test]
+    fn the_grafana_dashboard_queries_only_exported_series() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../packaging/grafana-dashboard.json");
+        let dashboard: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let exprs: Vec<String> = dashboard["panels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p["targets"].as_array().unwrap().iter())
+            .map(|t| t["expr"].as_str().unwrap().to_string())
+            .collect();
+        let names_in = |text: &str| -> Vec<String> {
+            let mut names = Vec::new();
+            let mut rest = text;
+            while let Some(at) = rest.find("braid_") {
+                let tail = &rest[at..];
+                let end = tail
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(tail.len());
+                names.push(tail[..end].to_string());
+                rest = &tail[end..];
+            }
+            names
+        };
+        // Every optional value known, so that every series is exported.
+        let mut sample = sample();
+        for p in &mut sample.paths {
+            p.srtt_ms = Some(40.0);
+            p.min_rtt_ms = Some(30.0);
+            p.pacing_rate_bps = Some(8_000_000);
+        }
+        let exported: std::collections::BTreeSet<String> = sample
+            .to_prometheus()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split(['{', ' ']).next().unwrap().to_string())
+            .collect();
+        let queried: std::collections::BTreeSet<String> =
+            exprs.iter().flat_map(|e| names_in(e)).collect();
+        assert!(queried.len() >= 15, "{queried:?}");
+        for name in &queried {
+            assert!(exported.contains(name), "the dashboard queries {name}, which is not exported");
+        }
+        for name in exported.iter().filter(|n| n.starts_with("braid_path_")) {
+            assert!(queried.contains(name), "no panel shows {name}");
+        }
     }
 
     #[test]

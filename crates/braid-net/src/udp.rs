@@ -29,6 +29,8 @@ pub struct PathSocket {
     sock: UdpSocket,
     state: UdpSocketState,
     pub local: SocketAddr,
+    /// The path's name, for logs.
+    name: String,
 }
 
 impl PathSocket {
@@ -46,7 +48,7 @@ impl PathSocket {
         let state = UdpSocketState::new(UdpSockRef::from(&sock)).map_err(sock_err)?;
         sock.set_nonblocking(true).map_err(sock_err)?;
         let local = sock.local_addr().map_err(sock_err)?;
-        Ok(PathSocket { sock, state, local })
+        Ok(PathSocket { sock, state, local, name: cfg.name.clone() })
     }
 
     /// Most datagrams one GSO send may carry (1 when the kernel lacks UDP GSO).
@@ -262,7 +264,7 @@ impl UdpPaths {
                     Ok(0) => break,
                     Ok(_) => {}
                     Err(e) => {
-                        tracing::warn!(path = i, error = %e, "receive failed");
+                        tracing::warn!(path = %sock.name, error = %e, "receive failed");
                         break;
                     }
                 }

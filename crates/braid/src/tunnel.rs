@@ -26,6 +26,13 @@ pub struct TunnelArgs {
 
 #[derive(Subcommand)]
 enum TunnelAction {
+    /// Validate a configuration without starting anything: its sections, ranges and key files
+    /// (exit 0), or the first problem, naming the field (non-zero).
+    Check {
+        /// The configuration file to check.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
     /// Print a running endpoint's paths, windows and counters as a table.
     Status {
         /// The endpoint's configuration file (its interface.metrics_listen is asked).
@@ -43,6 +50,7 @@ enum TunnelAction {
 pub fn run(args: TunnelArgs) -> Result<()> {
     match args.action {
         Some(TunnelAction::Status { config, metrics, json }) => status(config, metrics, json),
+        Some(TunnelAction::Check { config }) => check(&config),
         None => {
             let Some(path) = args.config else { bail!("--config FILE is required") };
             crate::logging::init(args.log_json);
@@ -52,6 +60,33 @@ pub fn run(args: TunnelArgs) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Loads `path` as the daemon would (every section and range) and reads its keys, but opens
+/// no socket and creates no device.
+fn check(path: &std::path::Path) -> Result<()> {
+    let shown = path.display();
+    let cfg = DaemonConfig::load(path).with_context(|| format!("{shown}"))?;
+    cfg.keys().with_context(|| format!("{shown}"))?;
+    let paths: Vec<String> = cfg
+        .paths
+        .iter()
+        .map(|p| {
+            let device = p.device.as_deref().map(|d| format!(", device {d}")).unwrap_or_default();
+            let remote = p.remote.map(|r| format!(", remote {r}")).unwrap_or_default();
+            format!("{} (bind {}{device}{remote}, cost {})", p.name, p.bind, p.cost)
+        })
+        .collect();
+    outln!(
+        "{shown}: ok: {} {:?}, {} over {}, {} path(s): {}",
+        cfg.role,
+        cfg.name,
+        cfg.cipher,
+        cfg.transport,
+        cfg.paths.len(),
+        paths.join(", ")
+    )?;
+    Ok(())
 }
 
 fn status(config: Option<PathBuf>, metrics: Option<SocketAddr>, json: bool) -> Result<()> {
