@@ -116,7 +116,12 @@ impl Drop for ConfigDir {
 pub const SERVER_IF: &str = "braid-s";
 pub const CLIENT_IF: &str = "braid-c";
 
-fn config_text(spec: &TunnelSpec, server: bool, keys: &Keys) -> Result<String, NetError> {
+fn config_text(
+    spec: &TunnelSpec,
+    server: bool,
+    keys: &Keys,
+    control_socket: &Path,
+) -> Result<String, NetError> {
     let toml_err = |e: toml::ser::Error| NetError::Sys {
         netns: String::new(),
         what: "writing a tunnel config".into(),
@@ -137,6 +142,8 @@ fn config_text(spec: &TunnelSpec, server: bool, keys: &Keys) -> Result<String, N
     let _ = writeln!(t, "address = [{addresses}]\nmtu = {}", spec.mtu);
     let _ = writeln!(t, "private_key = \"{private}\"");
     let _ = writeln!(t, "metrics_listen = \"127.0.0.1:{METRICS_PORT}\"");
+    // Beside the config, not in /run/braid: two lab pairs never share a socket.
+    let _ = writeln!(t, "control_socket = \"{}\"", control_socket.display());
     let _ = writeln!(t, "cipher = \"{}\"", spec.cipher);
     let _ = writeln!(t, "transport = \"{}\"", spec.transport);
     let _ = writeln!(t, "[peer]\npublic_key = \"{peer}\"");
@@ -206,7 +213,7 @@ impl TunnelPair {
         let mut files = Vec::new();
         for (server, tag) in [(true, "server"), (false, "client")] {
             let path = dir.0.join(format!("{tag}.toml"));
-            let text = config_text(spec, server, &keys)?;
+            let text = config_text(spec, server, &keys, &dir.0.join(format!("{tag}.sock")))?;
             write_private(&path, &text)
                 .map_err(|e| io_err(&spec.client_ns, "writing config", e))?;
             files.push(path);
@@ -265,6 +272,11 @@ impl TunnelPair {
     pub fn config_dir(&self) -> &Path {
         &self.dir.0
     }
+
+    /// The configuration file of the server's (`server`) or the client's daemon.
+    pub fn config_file(&self, server: bool) -> std::path::PathBuf {
+        self.dir.0.join(if server { "server.toml" } else { "client.toml" })
+    }
 }
 
 fn status(ns: &str) -> Result<Snapshot, NetError> {
@@ -291,6 +303,8 @@ fn io_err(ns: &str, what: &str, e: std::io::Error) -> NetError {
 
 #[cfg(test)]
 mod tests {
+    /// A control socket path for configs that are only parsed.
+    const TEST_SOCKET: &str = "/run/braid-test/x.sock";
     use super::*;
     use braid_net::config::{DaemonConfig, Role};
 
@@ -316,7 +330,7 @@ mod tests {
 
     /// The addresses the daemon reads back from the config a side is given.
     fn addresses(spec: &TunnelSpec, server: bool) -> Vec<String> {
-        let text = config_text(spec, server, &keys()).unwrap();
+        let text = config_text(spec, server, &keys(), Path::new(TEST_SOCKET)).unwrap();
         let cfg = DaemonConfig::from_toml_str(&text).unwrap();
         cfg.addresses.iter().map(|a| a.to_string()).collect()
     }
@@ -341,12 +355,12 @@ mod tests {
         spec.tunnel.reliability = braid_core::tunnel::Reliability::Reliable;
         let keys = keys();
         for (server, role) in [(true, Role::Server), (false, Role::Client)] {
-            let text = config_text(&spec, server, &keys).unwrap();
+            let text = config_text(&spec, server, &keys, Path::new(TEST_SOCKET)).unwrap();
             let c = DaemonConfig::from_toml_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
             assert_eq!((c.role, c.transport), (role, Transport::Tcp));
         }
         spec.transport = Transport::Udp;
-        let text = config_text(&spec, false, &keys).unwrap();
+        let text = config_text(&spec, false, &keys, Path::new(TEST_SOCKET)).unwrap();
         assert_eq!(DaemonConfig::from_toml_str(&text).unwrap().transport, Transport::Udp);
     }
 
@@ -355,7 +369,7 @@ mod tests {
         let mut spec = spec();
         spec.tunnel.scheduler = braid_core::sched::SchedulerKind::Acpf;
         spec.tunnel.acpf.min_fraction = 0.6;
-        let text = config_text(&spec, false, &keys()).unwrap();
+        let text = config_text(&spec, false, &keys(), Path::new(TEST_SOCKET)).unwrap();
         let c = DaemonConfig::from_toml_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(c.tunnel, spec.tunnel);
         assert_eq!(c.core_config().sched.acpf.min_fraction, 0.6);

@@ -8,7 +8,8 @@
 //! address = ["10.200.0.2/24", "fd00:b::2/64"]
 //! mtu = 1400                      # inner MTU, 576..=9000 (1280.. with an IPv6 address)
 //! private_key = "<base64>"        # or private_key_file = "/etc/braid/key" (mode 0600)
-//! metrics_listen = "127.0.0.1:9477"
+//! metrics_listen = "127.0.0.1:9477"   # optional: Prometheus /metrics and /status
+//! control_socket = "/run/braid/braid0.sock"   # the default: /run/braid/NAME.sock (mode 0600)
 //! cipher = "aes-256-gcm"          # or "chacha20-poly1305"; both peers must agree
 //! transport = "udp"               # udp (datagrams) or tcp (one kernel TCP connection per path)
 //!
@@ -70,6 +71,16 @@ const IPV6_UDP_BYTES: u32 = 48;
 /// How late a pacing slot may be caught up (see `TunnelConfig::pacing_catch_up`): about ten
 /// wake-up latencies of this VM, and Linux fq's default quantum at 1 Gbit/s is of this order.
 const PACING_CATCH_UP: Duration = Duration::from_millis(1);
+/// A Unix socket path's room in `sockaddr_un.sun_path`, less the terminating NUL.
+const MAX_SOCKET_PATH_BYTES: usize = 107;
+/// Where control sockets live unless `interface.control_socket` says otherwise.
+pub const CONTROL_SOCKET_DIR: &str = "/run/braid";
+
+/// `/run/braid/NAME.sock`: the control socket of the interface `name` by default.
+pub fn default_control_socket(name: &str) -> PathBuf {
+    Path::new(CONTROL_SOCKET_DIR).join(format!("{name}.sock"))
+}
+
 /// Linux's IFNAMSIZ less the terminating NUL.
 const MAX_IFNAME_BYTES: usize = 15;
 /// Inner MTU bounds: IPv4's minimum datagram and a jumbo frame.
@@ -211,6 +222,8 @@ pub struct DaemonConfig {
     pub peer_public_key: String,
     pub preshared_key: Option<SecretText>,
     pub metrics_listen: Option<SocketAddr>,
+    /// The control socket `braid tunnel status` reads (crate::control).
+    pub control_socket: PathBuf,
     /// The AEAD of handshake and transport (`interface.cipher`, default AES-256-GCM).
     pub cipher: Cipher,
     pub transport: Transport,
@@ -259,6 +272,7 @@ struct InterfaceSection {
     private_key: Option<String>,
     private_key_file: Option<PathBuf>,
     metrics_listen: Option<String>,
+    control_socket: Option<PathBuf>,
     cipher: Option<String>,
     #[serde(default)]
     transport: Transport,
@@ -359,6 +373,19 @@ impl DaemonConfig {
                     .map_err(|_| invalid("interface.metrics_listen", "expected ADDRESS:PORT"))
             })
             .transpose()?;
+        let control_socket = match i.control_socket {
+            Some(p) => p,
+            None => default_control_socket(&i.name),
+        };
+        if !control_socket.is_absolute() || control_socket.as_os_str().len() > MAX_SOCKET_PATH_BYTES
+        {
+            return Err(invalid(
+                "interface.control_socket",
+                format!(
+                    "must be an absolute path of at most {MAX_SOCKET_PATH_BYTES} bytes (sun_path)"
+                ),
+            ));
+        }
         let cipher = match i.cipher {
             Some(name) => {
                 name.parse::<Cipher>().map_err(|e| invalid("interface.cipher", e.to_string()))?
@@ -387,6 +414,7 @@ impl DaemonConfig {
             peer_public_key: file.peer.public_key,
             preshared_key: file.peer.preshared_key.map(SecretText::new),
             metrics_listen,
+            control_socket,
             cipher,
             transport: i.transport,
             tunnel,

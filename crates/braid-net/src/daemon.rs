@@ -6,7 +6,8 @@
 //! every wake-up does the same thing (read batches, run the core, write batches), and the
 //! core's timers are a single deadline (`poll_timeout`). A loop on `ppoll` with a nanosecond
 //! timeout wakes exactly for them, keeps every packet on one core without a task hop, and makes
-//! the order of work explicit. The metrics endpoint, the only other I/O, runs on its own thread.
+//! the order of work explicit. The control socket and the metrics endpoint, the only other
+//! I/O, run on threads of their own.
 //!
 //! Each wake-up:
 //! 1. reads the TUN device and every readable path socket in batches (bounded per wake-up so
@@ -33,6 +34,7 @@ use braid_core::Instant;
 use tracing::{info, warn};
 
 use crate::config::{DaemonConfig, Role};
+use crate::control::{self, ControlSocket};
 use crate::crypto::{self, Opened, Session, SessionConfig};
 use crate::liveness::{Change, Liveness};
 use crate::metrics::{self, PathSnapshot, Shared, Snapshot};
@@ -59,6 +61,8 @@ pub enum DaemonError {
     Path(#[from] TransportError),
     #[error(transparent)]
     Metrics(#[from] metrics::MetricsError),
+    #[error(transparent)]
+    Control(#[from] control::ControlError),
     #[error(transparent)]
     Crypto(#[from] crypto::CryptoError),
     #[error("{0}")]
@@ -122,6 +126,8 @@ pub struct Daemon {
     st: State,
     shared: Shared,
     next_publish: Instant,
+    /// Removes the control socket's file when the daemon ends.
+    _control: ControlSocket,
 }
 
 impl Daemon {
@@ -134,13 +140,16 @@ impl Daemon {
         let signals = TerminationSignals::block()
             .map_err(|e| DaemonError::Io { what: e.what, source: e.source })?;
 
+        // First, so that a second daemon for the same interface stops before touching anything.
+        let shared: Shared = Arc::new(Mutex::new(Snapshot::default()));
+        let control = control::serve(&cfg.control_socket, Arc::clone(&shared))?;
+
         let now = Instant::ZERO;
         let paths = Transport::open(&cfg, now)?;
         let tun = Tun::create(&cfg.name, cfg.mtu, &cfg.addresses)?;
 
         let core = cfg.core_config();
 
-        let shared: Shared = Arc::new(Mutex::new(Snapshot::default()));
         if let Some(addr) = cfg.metrics_listen {
             metrics::serve(addr, Arc::clone(&shared))?;
         }
@@ -177,7 +186,15 @@ impl Daemon {
             interface = %cfg.name, role = %cfg.role, transport = %cfg.transport, paths = n,
             "braid tunnel: up"
         );
-        Ok(Daemon { cfg, start: WallInstant::now(), io, st, shared, next_publish: now })
+        Ok(Daemon {
+            cfg,
+            start: WallInstant::now(),
+            io,
+            st,
+            shared,
+            next_publish: now,
+            _control: control,
+        })
     }
 
     fn now(&self) -> Instant {

@@ -7,6 +7,7 @@
 //! and the monotonic clock.
 
 pub mod config;
+pub mod control;
 pub mod crypto;
 pub mod daemon;
 pub mod framing;

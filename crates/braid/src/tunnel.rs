@@ -4,7 +4,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use braid_net::config::DaemonConfig;
+use braid_net::config::{default_control_socket, DaemonConfig};
+use braid_net::control;
 use braid_net::daemon::Daemon;
 use braid_net::metrics::fetch_status;
 use clap::{Args, Subcommand};
@@ -33,12 +34,17 @@ enum TunnelAction {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
-    /// Print a running endpoint's paths, windows and counters as a table.
+    /// Print a running endpoint's paths, windows and counters as a table. By default it asks
+    /// the endpoint's control socket (root only), found from --config or --interface.
     Status {
-        /// The endpoint's configuration file (its interface.metrics_listen is asked).
-        #[arg(long, value_name = "FILE", conflicts_with = "metrics")]
+        /// The endpoint's configuration file (its interface.control_socket is asked).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["interface", "metrics"])]
         config: Option<PathBuf>,
-        /// The endpoint's metrics address, e.g. 127.0.0.1:9477.
+        /// The endpoint's interface name: its control socket at /run/braid/NAME.sock.
+        #[arg(long, value_name = "NAME", conflicts_with = "metrics")]
+        interface: Option<String>,
+        /// Ask the endpoint's metrics address instead (interface.metrics_listen), e.g.
+        /// 127.0.0.1:9477.
         #[arg(long, value_name = "ADDR")]
         metrics: Option<SocketAddr>,
         /// Print the status document as JSON.
@@ -49,7 +55,9 @@ enum TunnelAction {
 
 pub fn run(args: TunnelArgs) -> Result<()> {
     match args.action {
-        Some(TunnelAction::Status { config, metrics, json }) => status(config, metrics, json),
+        Some(TunnelAction::Status { config, interface, metrics, json }) => {
+            status(config, interface, metrics, json)
+        }
         Some(TunnelAction::Check { config }) => check(&config),
         None => {
             let Some(path) = args.config else { bail!("--config FILE is required") };
@@ -89,16 +97,21 @@ fn check(path: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-fn status(config: Option<PathBuf>, metrics: Option<SocketAddr>, json: bool) -> Result<()> {
-    let addr = match (config, metrics) {
-        (_, Some(addr)) => addr,
-        (Some(path), None) => DaemonConfig::load(&path)
-            .with_context(|| format!("{}", path.display()))?
-            .metrics_listen
-            .context("interface.metrics_listen is not set in that configuration")?,
-        (None, None) => bail!("give --config FILE or --metrics ADDR"),
+fn status(
+    config: Option<PathBuf>,
+    interface: Option<String>,
+    metrics: Option<SocketAddr>,
+    json: bool,
+) -> Result<()> {
+    let snap = match (config, interface, metrics) {
+        (_, _, Some(addr)) => fetch_status(addr)?,
+        (Some(path), _, None) => {
+            let cfg = DaemonConfig::load(&path).with_context(|| format!("{}", path.display()))?;
+            control::fetch_status(&cfg.control_socket)?
+        }
+        (None, Some(name), None) => control::fetch_status(&default_control_socket(&name))?,
+        (None, None, None) => bail!("give --config FILE, --interface NAME or --metrics ADDR"),
     };
-    let snap = fetch_status(addr)?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&snap)?)?;
     } else {

@@ -377,8 +377,9 @@ fn status_rows(table: &str) -> Vec<StatusRow> {
 }
 
 /// `braid tunnel status`, run as a process inside the UE's namespace against the live client
-/// daemon's metrics port after a download: one row per path, each live, with a window, an
-/// srtt and non-zero packet counters.
+/// daemon after a download, through its control socket (found from its config) and through its
+/// metrics port: one row per path, each live, with a window, an srtt and non-zero packet
+/// counters; the control socket's file is gone once the daemon has stopped.
 #[test]
 fn tunnel_status_prints_one_row_per_path_with_counters_after_traffic() {
     let _turn = serial();
@@ -392,10 +393,30 @@ fn tunnel_status_prints_one_row_per_path_with_counters_after_traffic() {
     thread::sleep(Duration::from_millis(250));
     let metrics = SocketAddr::from((Ipv4Addr::LOCALHOST, METRICS_PORT)).to_string();
     let exe = braid_exe().to_string_lossy();
+    // By default through the control socket the config names, and through the metrics port.
+    let config = pair.config_file(false);
+    let socket_table = run_in_ns(
+        topo.ue().name(),
+        &exe,
+        &["tunnel", "status", "--config", &config.to_string_lossy()],
+    );
     let table = run_in_ns(topo.ue().name(), &exe, &["tunnel", "status", "--metrics", &metrics]);
     let json = pair.client_status().unwrap();
+    let socket_file = pair.config_dir().join("client.sock");
+    let socket_existed = socket_file.exists();
     drop((pair, topo));
 
+    let socket_table = socket_table.expect("braid tunnel status --config exits 0");
+    assert!(
+        socket_existed && !socket_file.exists(),
+        "the daemon removes its control socket on exit"
+    );
+    assert!(socket_table.starts_with(CLIENT_IF), "{socket_table}");
+    assert_eq!(
+        status_rows(&socket_table).iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["path1", "path2"],
+        "{socket_table}"
+    );
     let table = table.expect("braid tunnel status exits 0");
     eprintln!("tunnel status:\n{table}");
     assert!(table.starts_with(CLIENT_IF), "first line names the interface: {table}");
