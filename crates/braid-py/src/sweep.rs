@@ -41,7 +41,7 @@ pub fn sweep_local(
     let progress = if progress { ProgressMode::for_stderr() } else { ProgressMode::Quiet };
     py.detach(|| {
         let spec = load(&spec)?;
-        summary_json(braid_sweep::run(&spec, &Options { out, jobs, shard, progress }))
+        summary_json(braid_sweep::run(&spec, &Options { out, jobs, shard, progress, caches: None }))
     })
 }
 

@@ -93,9 +93,11 @@ pub fn nested_cc(opts: &Options) -> Result<Outcome, ReproduceError> {
         write_once(&dir.join("contour_points.csv"), &points_csv(&points, None))?;
     }
     write_readme(dir, opts)?;
+    // One set of caches for every sweep of this reproduction (braid_sweep::Caches).
+    let caches = std::sync::Arc::new(braid_sweep::Caches::default());
 
     let (matrix_spec, matrix) =
-        sweeps::run("matrix", &matrix_path, dir.join("matrix"), opts.jobs, opts.progress)?;
+        sweeps::run("matrix", &matrix_path, dir.join("matrix"), opts.jobs, opts.progress, &caches)?;
     let finished = sweeps::finished("matrix", &matrix_spec, &dir.join("matrix"))?;
     let (table3, by_scenario) = tables::tables(&matrix_spec, &finished)
         .map_err(|source| ReproduceError::Tables { which: "table 3", source })?;
@@ -106,8 +108,14 @@ pub fn nested_cc(opts: &Options) -> Result<Outcome, ReproduceError> {
     if !points.is_empty() {
         for set in CONTOUR_SETS {
             let out = dir.join("contour").join(set.name);
-            let (_, summary) =
-                sweeps::run("contour", &contour_spec(set.name), out, opts.jobs, opts.progress)?;
+            let (_, summary) = sweeps::run(
+                "contour",
+                &contour_spec(set.name),
+                out,
+                opts.jobs,
+                opts.progress,
+                &caches,
+            )?;
             contour.push(ContourOutcome { set: set.name, sweep: summary });
         }
     }

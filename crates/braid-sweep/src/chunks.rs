@@ -166,7 +166,13 @@ mod tests {
     fn chunks_in_any_order_give_the_local_table() {
         let (spec, dir) = (spec(), temp("order"));
         let local = dir.join("local");
-        let opts = Options { out: local.clone(), jobs: 2, shard: None, progress: Mode::Quiet };
+        let opts = Options {
+            out: local.clone(),
+            jobs: 2,
+            shard: None,
+            progress: Mode::Quiet,
+            caches: None,
+        };
         run(&spec, &opts).unwrap();
 
         let out = dir.join("chunked");

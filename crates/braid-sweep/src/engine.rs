@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
 use braid_sim::Scenario;
@@ -19,7 +19,7 @@ use crate::spec::Spec;
 use crate::{parquet_out, table, SweepError, BRAID_VERSION, GIT_COMMIT};
 
 /// How to run a sweep.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Options {
     /// The sweep folder.
     pub out: PathBuf,
@@ -28,6 +28,19 @@ pub struct Options {
     /// Run only this shard's runs.
     pub shard: Option<Shard>,
     pub progress: Mode,
+    /// Caches to share with other sweeps of this process (`braid reproduce` runs a dozen
+    /// whose cells overlap); `None`: this sweep's own.
+    pub caches: Option<Arc<Caches>>,
+}
+
+/// The baselines and the reports by resolved scenario that sweeps run one after another in one
+/// process can share: a baseline or a scenario another sweep already simulated is taken from
+/// here, bit for bit what simulating it again would give (the simulator is deterministic given
+/// the scenario and its seed), so sharing changes no row, only the time.
+#[derive(Default)]
+pub struct Caches {
+    pub baselines: BaselineCache,
+    pub runs: RunCache,
 }
 
 /// What an invocation did; also written to `DIR/sweep.json`.
@@ -124,8 +137,16 @@ pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
     let journal_path = opts.out.join(JOURNAL_FILE);
 
     let writer = Mutex::new(journal::Writer::open(&journal_path)?);
-    let cache = BaselineCache::new();
-    let runs = RunCache::new();
+    let own;
+    let caches: &Caches = match &opts.caches {
+        Some(shared) => shared,
+        None => {
+            own = Caches::default();
+            &own
+        }
+    };
+    let (cache, runs) = (&caches.baselines, &caches.runs);
+    let (baselines_before, scenarios_before) = (cache.simulated(), runs.computed());
     let progress = Progress::new(opts.progress, pending.len() as u64, skipped);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
@@ -148,7 +169,7 @@ pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
                         let Some(&id) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             break;
                         };
-                        let done = execute(spec, id, &cache, &runs);
+                        let done = execute(spec, id, cache, runs);
                         let written =
                             writer.lock().unwrap_or_else(|e| e.into_inner()).append(&done.line);
                         if let Err(e) = written {
@@ -184,8 +205,8 @@ pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
         failed: 0,
         skipped,
         ran,
-        baselines_simulated: cache.simulated(),
-        scenarios_simulated: runs.computed(),
+        baselines_simulated: cache.simulated() - baselines_before,
+        scenarios_simulated: runs.computed() - scenarios_before,
         jobs: opts.jobs,
         shard: opts.shard.map(|s| s.to_string()),
         merged_from: Vec::new(),
@@ -287,7 +308,13 @@ mod tests {
         let text = "base = \"scenarios/default.toml\"\nreps = 2\nbaseline = true\n\
                     [set]\n\"e2e.bytes\" = 1000000\n[axes]\n\"tunnel.scheduler\" = [\"cpf\", \"srtt\"]\n";
         let spec = Spec::parse(text, &repo.join("spec.toml"), &repo).unwrap();
-        let opts = Options { out: dir.join("out"), jobs: 2, shard: None, progress: Mode::Quiet };
+        let opts = Options {
+            out: dir.join("out"),
+            jobs: 2,
+            shard: None,
+            progress: Mode::Quiet,
+            caches: None,
+        };
         let summary = run(&spec, &opts).unwrap();
         assert_eq!((summary.rows, summary.failed, summary.ran), (4, 0, 4));
         // Two schedulers share each rep's baseline.
@@ -316,7 +343,13 @@ mod tests {
         let text = "base = \"scenarios/default.toml\"\nbaseline = true\n\
                     [set]\n\"e2e.bytes\" = 1000000\n[axes]\nkeys = [\"\", \"BUF500\", \"CDL0\", \"BUF250\"]\n";
         let spec = Spec::parse(text, &repo.join("spec.toml"), &repo).unwrap();
-        let opts = Options { out: dir.join("out"), jobs: 2, shard: None, progress: Mode::Quiet };
+        let opts = Options {
+            out: dir.join("out"),
+            jobs: 2,
+            shard: None,
+            progress: Mode::Quiet,
+            caches: None,
+        };
         let summary = run(&spec, &opts).unwrap();
         assert_eq!((summary.rows, summary.failed, summary.ran), (4, 0, 4));
         assert_eq!(summary.scenarios_simulated, 2, "BUF250 differs, the other three are one");
@@ -330,6 +363,39 @@ mod tests {
         s.seed += u64::from(key.rep);
         let want = braid_sim::run(&s, false).unwrap().report.dlct_s;
         assert_eq!(dlct[1], Scalar::Float(want));
+    }
+
+    /// Two sweeps sharing caches: the second simulates only the baselines and scenarios the
+    /// first did not, and its table is byte for byte the one it writes alone.
+    #[test]
+    fn sweeps_sharing_caches_simulate_only_what_is_new_and_write_the_same_tables() {
+        let dir = temp("shared");
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let spec = |schedulers: &str| {
+            let text = format!(
+                "base = \"scenarios/default.toml\"\nbaseline = true\n[set]\n\"e2e.bytes\" = 500000\n\
+                 [axes]\n\"tunnel.scheduler\" = [{schedulers}]\n\"paths.0.rtt_ms\" = [10, 30]\n"
+            );
+            Spec::parse(&text, &repo.join("spec.toml"), &repo).unwrap()
+        };
+        let (first, second) = (spec("\"cpf\""), spec("\"cpf\", \"srtt\""));
+        let caches = Arc::new(Caches::default());
+        let opts = |out: &str, caches: Option<Arc<Caches>>| Options {
+            out: dir.join(out),
+            jobs: 2,
+            shard: None,
+            progress: Mode::Quiet,
+            caches,
+        };
+        let a = run(&first, &opts("a", Some(Arc::clone(&caches)))).unwrap();
+        assert_eq!((a.baselines_simulated, a.scenarios_simulated), (2, 2));
+        let b = run(&second, &opts("b", Some(Arc::clone(&caches)))).unwrap();
+        // Both RTTs' baselines and the CPF cells came from the first sweep.
+        assert_eq!((b.ran, b.baselines_simulated, b.scenarios_simulated), (4, 0, 2));
+        let alone = run(&second, &opts("alone", None)).unwrap();
+        assert_eq!((alone.baselines_simulated, alone.scenarios_simulated), (2, 4));
+        let table = |d: &str| std::fs::read(dir.join(d).join(TABLE_FILE)).unwrap();
+        assert_eq!(table("b"), table("alone"));
     }
 
     #[test]
@@ -349,7 +415,8 @@ mod tests {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let text = "base = \"scenarios/default.toml\"\n[set]\n\"e2e.bytes\" = 500000\n";
         let spec = Spec::parse(text, &repo.join("spec.toml"), &repo).unwrap();
-        let opts = Options { out: dir.clone(), jobs: 1, shard: None, progress: Mode::Quiet };
+        let opts =
+            Options { out: dir.clone(), jobs: 1, shard: None, progress: Mode::Quiet, caches: None };
         run(&spec, &opts).unwrap();
         let first = std::fs::read(dir.join(TABLE_FILE)).unwrap();
         let again = run(&spec, &opts).unwrap();

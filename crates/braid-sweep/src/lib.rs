@@ -32,7 +32,7 @@ pub mod table;
 
 use std::path::PathBuf;
 
-pub use engine::{merge, prepare, run, Options, Pending, Summary};
+pub use engine::{merge, prepare, run, Caches, Options, Pending, Summary};
 pub use plan::{Shard, ShardError};
 pub use progress::Mode as ProgressMode;
 pub use spec::{Spec, SpecError};

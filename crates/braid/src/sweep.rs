@@ -40,6 +40,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
             jobs,
             shard: args.shard,
             progress: ProgressMode::for_stderr(),
+            caches: None,
         };
         braid_sweep::run(&spec, &opts)?
     } else {

@@ -107,9 +107,11 @@ pub fn acpf(opts: &Options) -> Result<Outcome, ReproduceError> {
         )?;
     }
     write_readme(dir, opts)?;
+    // One set of caches for every sweep of this reproduction (braid_sweep::Caches).
+    let caches = std::sync::Arc::new(braid_sweep::Caches::default());
 
     let (table_spec, table) =
-        sweeps::run("table", &table_path, dir.join("table"), opts.jobs, opts.progress)?;
+        sweeps::run("table", &table_path, dir.join("table"), opts.jobs, opts.progress, &caches)?;
     let finished = sweeps::finished("table", &table_spec, &dir.join("table"))?;
     let (goodput, gain) = tables::goodput_tables(&table_spec, &finished)
         .map_err(|source| ReproduceError::Tables { which: "goodput table", source })?;
@@ -119,8 +121,14 @@ pub fn acpf(opts: &Options) -> Result<Outcome, ReproduceError> {
     let contour = if points.is_empty() {
         None
     } else {
-        let (spec, summary) =
-            sweeps::run("contour", &contour_path, dir.join("contour"), opts.jobs, opts.progress)?;
+        let (spec, summary) = sweeps::run(
+            "contour",
+            &contour_path,
+            dir.join("contour"),
+            opts.jobs,
+            opts.progress,
+            &caches,
+        )?;
         let finished = sweeps::finished("contour", &spec, &dir.join("contour"))?;
         let csv = tables::contour_table(&spec, &finished)
             .map_err(|source| ReproduceError::Tables { which: "contour table", source })?;

@@ -90,12 +90,14 @@ pub fn coupled_cubic(opts: &Options) -> Result<Outcome, ReproduceError> {
     let one_path = dir.join("single_path.toml");
     write_once(&one_path, &specs::single_path(opts.seconds, opts.reps))?;
     write_readme(dir, opts)?;
+    // One set of caches for every sweep of this reproduction (braid_sweep::Caches).
+    let caches = std::sync::Arc::new(braid_sweep::Caches::default());
 
     let mut csv = String::from(HEADER);
     let mut summaries = Vec::new();
     for (which, spec_path) in [("utilisation", &two_path), ("single_path", &one_path)] {
         let (spec, summary) =
-            sweeps::run(which, spec_path, dir.join(which), opts.jobs, opts.progress)?;
+            sweeps::run(which, spec_path, dir.join(which), opts.jobs, opts.progress, &caches)?;
         let finished = sweeps::finished(which, &spec, &dir.join(which))?;
         csv += &utilisation_rows(&spec, &finished)
             .map_err(|source| ReproduceError::Tables { which: "utilisation table", source })?;
