@@ -106,6 +106,9 @@ struct State {
     replies: Vec<(usize, SocketAddr, Vec<u8>)>,
     /// Probe responses to queue on their paths after the current receive batch.
     probe_answers: Vec<(usize, Probe)>,
+    /// Where authenticated transport frames came from in the current receive batch: the
+    /// transport confirms those connections (TCP) before anything is sent.
+    authenticated: Vec<(usize, SocketAddr)>,
     reply_buf: Vec<u8>,
 }
 
@@ -179,6 +182,7 @@ impl Daemon {
             counters: Counters::default(),
             replies: Vec::new(),
             probe_answers: Vec::new(),
+            authenticated: Vec::new(),
             reply_buf: vec![0u8; 256],
         };
         let io = Io { tun, paths, signals, pollfds };
@@ -301,6 +305,9 @@ impl Daemon {
     fn read_paths(&mut self, now: Instant) {
         let (io, st) = (&mut self.io, &mut self.st);
         io.paths.read(now, &io.pollfds[2..], |i, src, d| st.on_datagram(now, i, src, d));
+        for (i, src) in self.st.authenticated.drain(..) {
+            self.io.paths.confirm(i, src);
+        }
         for (path, dest, bytes) in self.st.replies.drain(..) {
             if let Err(e) = self.io.paths.send_to(path, dest, &bytes) {
                 warn!(path, error = %e, "sending a reply failed");
@@ -444,6 +451,9 @@ impl State {
         };
         self.paths[i].rx_pkts += 1;
         self.paths[i].rx_bytes += len;
+        if self.authenticated.last() != Some(&(i, src)) {
+            self.authenticated.push((i, src));
+        }
         if self.role == Role::Server && self.remotes[i] != Some(src) {
             // NAT rebinding, or the client's first packet on this path: follow the peer.
             info!(path = %self.names[i], remote = %src, "path remote address learned");

@@ -20,8 +20,15 @@
 //!   abandoned, so a dead link costs one SYN per `dead_after` and a returning link is found
 //!   within about that.
 //! - **Server**: per path a listener on the path's `bind` address; a connection accepted on
-//!   path i's listener is path i, its peer address the path's remote. A newer connection
-//!   replaces the older one (the client only reconnects when it gave the old one up).
+//!   path i's listener is path i, its peer address the path's remote. Anyone can open a TCP
+//!   connection, so an accepted connection stays *pending*: what it carries is handed to the
+//!   session like any frame (a handshake initiation is answered on it), but nothing else is
+//!   sent on it and it does not touch the path until it delivers an authenticated transport
+//!   frame ([`TcpPaths::confirm`]); then it replaces the path's connection (the client only
+//!   reconnects when it gave the old one up). At most [`MAX_PENDING`] wait per path (a new one
+//!   closes the oldest), each for at most [`PENDING_TIMEOUT`]. A replayed initiation gets the
+//!   cached response on its own connection and promotes nothing: only transport frames, which
+//!   the session's replay window checks, do.
 //!
 //! Until the session is established, the client sends its latest handshake initiation on every
 //! new connection, so a connection that failed at start-up does not cost the handshake's
@@ -59,6 +66,11 @@ const READ_BYTES: usize = 64 * 1024;
 /// and stops at the kernel's window; this bound only matters if the socket stops taking data.
 const WRITE_LIMIT_BYTES: usize = 8 << 20;
 const LISTEN_BACKLOG: i32 = 8;
+/// Accepted connections that have not yet authenticated, per path.
+pub const MAX_PENDING: usize = 4;
+/// How long an accepted connection may take to deliver its first authenticated frame: a
+/// client sends its initiation or data at once, so this is many round trips.
+pub const PENDING_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Why a TCP path could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -122,18 +134,27 @@ struct TcpPath {
     cfg: PathConfig,
     listener: Option<Socket>,
     conn: Option<Conn>,
+    /// (Server) accepted connections not yet authenticated, oldest first.
+    pending: Vec<Conn>,
     last_attempt: Option<Instant>,
     /// `tcpi_total_retrans` of the connections closed so far.
     retrans_closed: u64,
     stream_errors: u64,
 }
 
-/// What a poll entry is: path index, descriptor, listener or connection.
+/// What a poll entry is: path index, descriptor, and which of the path's sockets.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     path: usize,
     fd: i32,
-    listener: bool,
+    kind: SlotKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlotKind {
+    Listener,
+    Live,
+    Pending,
 }
 
 /// The TCP transport: every path's listener (server) or connection attempts (client), and its
@@ -172,6 +193,7 @@ impl TcpPaths {
                 cfg: p.clone(),
                 listener: None,
                 conn: None,
+                pending: Vec::new(),
                 last_attempt: None,
                 retrans_closed: 0,
                 stream_errors: 0,
@@ -248,8 +270,8 @@ impl TcpPaths {
         }
     }
 
-    /// Accepts what waits on server path `i`'s listener; the newest connection becomes the
-    /// path's.
+    /// Accepts what waits on server path `i`'s listener into the path's pending connections
+    /// (see the module documentation), closing the oldest beyond [`MAX_PENDING`].
     fn accept(&mut self, now: Instant, i: usize) {
         for _ in 0..READ_BUDGET {
             let p = &mut self.paths[i];
@@ -267,12 +289,27 @@ impl TcpPaths {
                 warn!(error = %e, "refusing a TCP path connection");
                 continue;
             }
-            if p.conn.is_some() {
-                self.close(i, "a newer connection replaces it");
+            if p.pending.len() >= MAX_PENDING {
+                let old = p.pending.remove(0);
+                warn!(path = %p.cfg.name, peer = %old.peer, "unauthenticated TCP connection closed: newer ones wait");
             }
-            info!(path = %self.paths[i].cfg.name, %peer, "TCP path connection accepted");
-            self.paths[i].conn = Some(Conn::new(sock, peer, true, now, self.max_frame));
+            info!(path = %p.cfg.name, %peer, "TCP path connection accepted, pending authentication");
+            p.pending.push(Conn::new(sock, peer, true, now, self.max_frame));
         }
+    }
+
+    /// The session authenticated a transport frame that came on path `i` from `peer`: if that
+    /// is a pending connection, it becomes the path's (closing the one it replaces).
+    pub fn confirm(&mut self, i: usize, peer: SocketAddr) {
+        let Some(p) = self.paths.get_mut(i) else { return };
+        let Some(k) = p.pending.iter().position(|c| c.peer == peer) else { return };
+        let conn = p.pending.remove(k);
+        if p.conn.is_some() {
+            self.close(i, "an authenticated newer connection replaces it");
+        }
+        let p = &mut self.paths[i];
+        info!(path = %p.cfg.name, %peer, "TCP path connection authenticated");
+        p.conn = Some(conn);
     }
 
     /// The poll entries: every listener (readable) and connection (readable once connected,
@@ -282,10 +319,11 @@ impl TcpPaths {
         for (i, p) in self.paths.iter().enumerate() {
             if let Some(l) = &p.listener {
                 let fd = l.as_raw_fd();
-                self.slots.push(Slot { path: i, fd, listener: true });
+                self.slots.push(Slot { path: i, fd, kind: SlotKind::Listener });
                 out.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
             }
-            if let Some(c) = &p.conn {
+            let live = p.conn.iter().map(|c| (c, SlotKind::Live));
+            for (c, kind) in live.chain(p.pending.iter().map(|c| (c, SlotKind::Pending))) {
                 let fd = c.sock.as_raw_fd();
                 let events = if !c.connected {
                     libc::POLLOUT
@@ -294,7 +332,7 @@ impl TcpPaths {
                 } else {
                     libc::POLLIN
                 };
-                self.slots.push(Slot { path: i, fd, listener: false });
+                self.slots.push(Slot { path: i, fd, kind });
                 out.push(libc::pollfd { fd, events, revents: 0 });
             }
         }
@@ -315,9 +353,16 @@ impl TcpPaths {
             if revents == 0 {
                 continue;
             }
-            if slot.listener {
-                self.accept(now, slot.path);
-                continue;
+            match slot.kind {
+                SlotKind::Listener => {
+                    self.accept(now, slot.path);
+                    continue;
+                }
+                SlotKind::Pending => {
+                    self.read_pending(slot.path, slot.fd, &mut f);
+                    continue;
+                }
+                SlotKind::Live => {}
             }
             // The connection may have been replaced since the poll.
             let current = self.paths[slot.path].conn.as_ref().map(|c| c.sock.as_raw_fd());
@@ -359,35 +404,25 @@ impl TcpPaths {
     fn read(&mut self, i: usize, f: &mut impl FnMut(usize, SocketAddr, &mut [u8])) {
         let p = &mut self.paths[i];
         let Some(c) = p.conn.as_mut() else { return };
-        let mut closed: Option<String> = None;
-        'reads: for _ in 0..READ_BUDGET {
-            match c.reader.read_from(|buf| (&c.sock).read(buf)) {
-                Ok(0) => {
-                    closed = Some("closed by the peer".into());
-                    break;
-                }
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    closed = Some(e.to_string());
-                    break;
-                }
-            }
-            loop {
-                match c.reader.next_frame() {
-                    Ok(Some(frame)) => f(i, c.peer, frame),
-                    Ok(None) => break,
-                    Err(e) => {
-                        p.stream_errors += 1;
-                        closed = Some(format!("protocol error: {e}"));
-                        break 'reads;
-                    }
-                }
-            }
-        }
-        if let Some(why) = closed {
+        if let Some(why) = read_frames(c, i, &mut p.stream_errors, f) {
             self.close(i, &why);
+        }
+    }
+
+    /// Reads the pending connection `fd` of path `i` as [`TcpPaths::read`] does; one that ends
+    /// or breaks the framing is closed. Its frames go to `f` like any others: the session
+    /// decides what they are, and [`TcpPaths::confirm`] what the connection becomes.
+    fn read_pending(
+        &mut self,
+        i: usize,
+        fd: i32,
+        f: &mut impl FnMut(usize, SocketAddr, &mut [u8]),
+    ) {
+        let p = &mut self.paths[i];
+        let Some(k) = p.pending.iter().position(|c| c.sock.as_raw_fd() == fd) else { return };
+        if let Some(why) = read_frames(&mut p.pending[k], i, &mut p.stream_errors, f) {
+            let c = p.pending.remove(k);
+            info!(path = %p.cfg.name, peer = %c.peer, why, "pending TCP connection closed");
         }
     }
 
@@ -399,6 +434,12 @@ impl TcpPaths {
             self.initiation.clear();
         }
         for i in 0..self.paths.len() {
+            let p = &mut self.paths[i];
+            let before = p.pending.len();
+            p.pending.retain(|c| now < c.since + PENDING_TIMEOUT);
+            if p.pending.len() < before {
+                info!(path = %p.cfg.name, closed = before - p.pending.len(), "pending TCP connections timed out unauthenticated");
+            }
             let p = &self.paths[i];
             if p.conn.as_ref().is_some_and(|c| !c.connected && now >= c.since + self.retry_every) {
                 self.close(i, "connect timed out");
@@ -438,6 +479,9 @@ impl TcpPaths {
         let mut earliest = queued.then(|| now + RECHECK_INTERVAL);
         let mut consider = |t: Instant| earliest = Some(earliest.map_or(t, |e| e.min(t)));
         for p in &self.paths {
+            if let Some(oldest) = p.pending.first() {
+                consider(oldest.since + PENDING_TIMEOUT);
+            }
             match &p.conn {
                 Some(c) if !c.connected => consider(c.since + self.retry_every),
                 None if self.role == Role::Client => {
@@ -462,7 +506,14 @@ impl TcpPaths {
     }
 
     /// Queues a whole datagram on path `i`.
-    pub fn send_to(&mut self, i: usize, datagram: &[u8]) -> io::Result<()> {
+    /// (A reply to what `dest` sent: a pending connection's handshake is answered on it.)
+    pub fn send_to(&mut self, i: usize, dest: SocketAddr, datagram: &[u8]) -> io::Result<()> {
+        let pending =
+            self.paths.get_mut(i).and_then(|p| p.pending.iter_mut().find(|c| c.peer == dest));
+        if let Some(c) = pending {
+            push_datagram(&mut c.writer, datagram);
+            return Ok(());
+        }
         self.push(i, datagram.len(), |b| {
             b[..datagram.len()].copy_from_slice(datagram);
             datagram.len()
@@ -491,12 +542,22 @@ impl TcpPaths {
     /// connection.
     pub fn flush(&mut self) {
         for i in 0..self.paths.len() {
+            // A pending connection holds at most a handshake response.
+            self.paths[i].pending.retain_mut(|c| {
+                let sock = &c.sock;
+                c.writer.flush(|b| sock.send_with_flags(b, libc::MSG_NOSIGNAL)).is_ok()
+            });
             let Some(c) = self.paths[i].conn.as_mut().filter(|c| c.connected) else { continue };
             let sock = &c.sock;
             if let Err(e) = c.writer.flush(|b| sock.send_with_flags(b, libc::MSG_NOSIGNAL)) {
                 self.close(i, &e.to_string());
             }
         }
+    }
+
+    /// Accepted connections of path `i` still waiting to authenticate.
+    pub fn pending(&self, i: usize) -> usize {
+        self.paths.get(i).map_or(0, |p| p.pending.len())
     }
 
     /// Path `i` for the status page.
@@ -516,6 +577,37 @@ impl TcpPaths {
             stream_errors: p.stream_errors,
         }
     }
+}
+
+/// Reads `c` in bounded batches and hands every whole envelope to `f` as path `i`'s; returns
+/// why the connection must close (the peer closed it, an error, a malformed stream, counted in
+/// `stream_errors`), if it must.
+fn read_frames(
+    c: &mut Conn,
+    i: usize,
+    stream_errors: &mut u64,
+    f: &mut impl FnMut(usize, SocketAddr, &mut [u8]),
+) -> Option<String> {
+    for _ in 0..READ_BUDGET {
+        match c.reader.read_from(|buf| (&c.sock).read(buf)) {
+            Ok(0) => return Some("closed by the peer".into()),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Some(e.to_string()),
+        }
+        loop {
+            match c.reader.next_frame() {
+                Ok(Some(frame)) => f(i, c.peer, frame),
+                Ok(None) => break,
+                Err(e) => {
+                    *stream_errors += 1;
+                    return Some(format!("protocol error: {e}"));
+                }
+            }
+        }
+    }
+    None
 }
 
 /// TCP_NODELAY, the congestion control (read back), non-blocking.
@@ -624,27 +716,83 @@ mod tests {
         // connections) and a transport envelope.
         let initiation = [envelope::TYPE_INITIATION, 1, 2, 3];
         client.paths.send_everywhere(&initiation);
-        client.paths.send_to(0, &[envelope::TYPE_TRANSPORT, 9, 9]).unwrap();
+        client
+            .paths
+            .send_to(0, "0.0.0.0:0".parse().unwrap(), &[envelope::TYPE_TRANSPORT, 9, 9])
+            .unwrap();
         pump(&mut [&mut server, &mut client], start, |e| e[0].received.len() >= 2);
         let frames: Vec<&[u8]> = server.received.iter().map(|r| r.2.as_slice()).collect();
         assert_eq!(frames, [&initiation[..], &[4, 9, 9][..]]);
         let (path, first_peer, _) = server.received[0];
         assert_eq!((path, first_peer.ip().to_string()), (0, "127.0.0.1".to_string()));
-        assert_eq!(server.paths.status(0).kernel_cc.as_deref(), Some("reno"));
-        // The server answers on the connection the path now has.
-        server.paths.send_to(0, b"response").unwrap();
+        // Pending until the session vouches for what it carried.
+        assert_eq!((server.paths.pending(0), server.paths.status(0).ca_state), (1, "closed"));
+        // A handshake response goes back on the pending connection it answers.
+        server.paths.send_to(0, first_peer, b"response").unwrap();
         pump(&mut [&mut server, &mut client], start, |e| !e[1].received.is_empty());
         assert_eq!(client.received[0].2, b"response");
+        server.paths.confirm(0, first_peer);
+        assert_eq!(server.paths.pending(0), 0);
+        assert_eq!(server.paths.status(0).kernel_cc.as_deref(), Some("reno"));
         // Liveness gives the path up: the client closes and, dead_after (200 ms) after its
         // last attempt, connects anew and repeats the initiation; the server takes the newer
-        // connection as the path.
+        // connection as the path once it is confirmed.
         client.paths.path_down(0);
         assert_eq!(client.paths.status(0).ca_state, "closed");
         server.received.clear();
         pump(&mut [&mut server, &mut client], start, |e| !e[0].received.is_empty());
         assert_eq!(server.received[0].2, initiation);
-        assert_ne!(server.received[0].1, first_peer, "a new connection, from a new port");
-        assert!(server.tx.is_path_up(0) && client.tx.is_path_up(0), "TCP_INFO says connected");
+        let second_peer = server.received[0].1;
+        assert_ne!(second_peer, first_peer, "a new connection, from a new port");
+        server.paths.confirm(0, second_peer);
+        pump(&mut [&mut server, &mut client], start, |e| {
+            e[0].tx.is_path_up(0) && e[1].tx.is_path_up(0)
+        });
+    }
+
+    /// Connections that never authenticate change nothing: the path keeps its connection,
+    /// at most MAX_PENDING wait (a new one closes the oldest), their frames reach the session
+    /// (which refuses them) and nothing is sent to them; they are closed after PENDING_TIMEOUT.
+    #[test]
+    fn unauthenticated_connections_wait_bounded_and_never_replace_the_path() {
+        let port = free_port();
+        let start = WallInstant::now();
+        let mut server = End::open(&config("server", port), start);
+        let mut client = End::open(&config("client", port), start);
+        client
+            .paths
+            .send_to(0, "0.0.0.0:0".parse().unwrap(), &[envelope::TYPE_TRANSPORT, 1])
+            .unwrap();
+        pump(&mut [&mut server, &mut client], start, |e| !e[0].received.is_empty());
+        let genuine = server.received[0].1;
+        server.paths.confirm(0, genuine);
+        server.received.clear();
+        let mut intruders: Vec<std::net::TcpStream> = (0..MAX_PENDING + 2)
+            .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+            .collect();
+        for s in &mut intruders {
+            s.write_all(&[0, 3, envelope::TYPE_INITIATION, 7, 7]).unwrap();
+        }
+        pump(&mut [&mut server], start, |e| e[0].received.len() >= MAX_PENDING);
+        assert!(server.paths.pending(0) <= MAX_PENDING);
+        assert!(server
+            .received
+            .iter()
+            .all(|r| r.1 != genuine && r.2 == [envelope::TYPE_INITIATION, 7, 7]));
+        // The genuine connection is still the path's: what the client sends arrives from it.
+        client
+            .paths
+            .send_to(0, "0.0.0.0:0".parse().unwrap(), &[envelope::TYPE_TRANSPORT, 2])
+            .unwrap();
+        server.received.clear();
+        pump(&mut [&mut server, &mut client], start, |e| {
+            e[0].received.iter().any(|r| r.1 == genuine)
+        });
+        assert!(server.paths.status(0).ca_state != "closed");
+        // Expired: none is left pending after PENDING_TIMEOUT.
+        let later = since(start) + PENDING_TIMEOUT + Duration::from_millis(1);
+        server.paths.maintain(later, &mut server.tx, false);
+        assert_eq!(server.paths.pending(0), 0);
     }
 
     #[test]

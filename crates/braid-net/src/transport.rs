@@ -96,6 +96,15 @@ impl Transport {
         }
     }
 
+    /// The session authenticated a transport frame that came on path `i` from `peer` (TCP: a
+    /// pending connection from `peer` becomes the path's; UDP: nothing to do, the daemon
+    /// follows the address).
+    pub fn confirm(&mut self, i: usize, peer: SocketAddr) {
+        if let Transport::Tcp(t) = self {
+            t.confirm(i, peer);
+        }
+    }
+
     /// Liveness declared path `i` down.
     pub fn path_down(&mut self, i: usize) {
         if let Transport::Tcp(t) = self {
@@ -115,7 +124,7 @@ impl Transport {
     pub fn send_to(&mut self, i: usize, dest: SocketAddr, datagram: &[u8]) -> io::Result<()> {
         match self {
             Transport::Udp(u) => u.send_to(i, dest, datagram),
-            Transport::Tcp(t) => t.send_to(i, datagram),
+            Transport::Tcp(t) => t.send_to(i, dest, datagram),
         }
     }
 

@@ -124,3 +124,88 @@ fn failover_a_download_survives_path_1_dying_and_path_1_reconnects_and_is_used_a
     assert!(tx_after > tx_at_return + 1000, "path 1 used again: {tx_at_return} -> {tx_after}");
     assert!(leftovers(&prefix).is_empty());
 }
+
+/// No hijacking over TCP: during a download, an intruder in the UE's namespace opens a TCP
+/// connection to each of the server's path ports every 200 ms and sends an initiation-shaped
+/// frame (116 bytes of junk) on it, keeping the connections open. None of them authenticates,
+/// so none replaces a path's connection: the download arrives byte-exact, no new handshake
+/// happens, both paths stay up, and the download takes at most 1.5 times as long as the same
+/// download without the intruder, run just before in the same tunnel (the bound is stated
+/// here, before the run; debug daemons on a shared 2-core machine vary by a few tenths). Before
+/// pending connections, each intruder connection became its path's at once.
+#[test]
+fn connections_from_an_intruder_every_200_ms_change_no_path() {
+    use std::io::Write;
+    use std::net::{SocketAddr, TcpStream};
+    use std::sync::atomic::Ordering;
+    use std::thread;
+
+    use braid_lab::netns::run_in;
+    use braid_lab::tunnel::BASE_PORT;
+
+    let _turn = serial();
+    let (s, topo, pair, prefix) = bring_up(&["e2e.bytes=20000000", "tunnel.scheduler=rr"]);
+    let ns = (topo.server().name(), topo.ue().name());
+    let ue = pair.spec().client_addr;
+    let clean = download(&s, ns, ue, &AtomicBool::new(false));
+    let before = pair.server_status().unwrap();
+    let targets: Vec<SocketAddr> = topo
+        .paths()
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.upstream.addr, BASE_PORT + i as u16).into())
+        .collect();
+    let stop = AtomicBool::new(false);
+    /// Stops the intruder however the download ends, a panic included.
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let (report, connects) = thread::scope(|sc| {
+        let intruder = sc.spawn(|| {
+            run_in(ns.1, || {
+                let mut open = Vec::new();
+                let mut connects = 0;
+                let mut junk = vec![0u8, 116, 1, 0, 0, 0];
+                junk.extend((0..112u32).map(|k| (k.wrapping_mul(2654435761) >> 24) as u8));
+                let deadline = std::time::Instant::now() + Duration::from_secs(120);
+                while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
+                    for t in &targets {
+                        if let Ok(mut c) = TcpStream::connect_timeout(t, Duration::from_millis(100))
+                        {
+                            let _ = c.write_all(&junk);
+                            open.push(c);
+                            connects += 1;
+                        }
+                    }
+                    thread::sleep(Duration::from_millis(200));
+                }
+                connects
+            })
+            .unwrap()
+        });
+        let guard = StopOnDrop(&stop);
+        let report = download(&s, ns, ue, &AtomicBool::new(false));
+        drop(guard);
+        (report, intruder.join().unwrap())
+    });
+    let after = pair.server_status().unwrap();
+    drop((pair, topo));
+    eprintln!(
+        "tcp intruder: {connects} connections; DLCT {:.2} s with, {:.2} s without; handshakes {} -> {}",
+        report.receiver.dlct_s, clean.receiver.dlct_s, before.handshakes, after.handshakes
+    );
+    assert_eq!(report.receiver.bytes, 20_000_000);
+    assert!(connects >= 10, "the intruder connected {connects} times");
+    assert!(
+        report.receiver.dlct_s <= 1.5 * clean.receiver.dlct_s,
+        "DLCT {:.2} s with the intruder, {:.2} s without",
+        report.receiver.dlct_s,
+        clean.receiver.dlct_s
+    );
+    assert_eq!(after.handshakes, before.handshakes, "no new session");
+    assert!(after.paths.iter().all(|p| p.up), "{after:?}");
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
