@@ -28,16 +28,17 @@ use std::time::{Duration, Instant as WallInstant, SystemTime, UNIX_EPOCH};
 
 use braid_core::tunnel::TunnelReceiver;
 use braid_core::wire::{
-    frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN,
+    frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN, PROBE_LEN,
 };
 use braid_core::Instant;
 use tracing::{info, warn};
 
-use crate::config::{DaemonConfig, Role};
+use crate::config::{DaemonConfig, Role, Transport as TransportKind};
 use crate::control::{self, ControlSocket};
 use crate::crypto::{self, Opened, Session, SessionConfig};
 use crate::liveness::{Change, Liveness};
 use crate::metrics::{self, PathSnapshot, Shared, Snapshot};
+use crate::path_validation::PathValidation;
 use crate::pool::{Pkt, Pool};
 use crate::sender::Sender;
 use crate::signal::TerminationSignals;
@@ -109,6 +110,10 @@ struct State {
     /// Where authenticated transport frames came from in the current receive batch: the
     /// transport confirms those connections (TCP) before anything is sent.
     authenticated: Vec<(usize, SocketAddr)>,
+    /// (Server, UDP) candidate remote addresses and their challenge budgets.
+    validation: Option<PathValidation>,
+    /// Challenges to send after the current receive batch: (path, address, token).
+    challenges: Vec<(usize, SocketAddr, u64)>,
     reply_buf: Vec<u8>,
 }
 
@@ -183,6 +188,9 @@ impl Daemon {
             replies: Vec::new(),
             probe_answers: Vec::new(),
             authenticated: Vec::new(),
+            validation: (cfg.role == Role::Server && cfg.transport == TransportKind::Udp)
+                .then(|| PathValidation::new(n, challenge_bytes(&cfg))),
+            challenges: Vec::new(),
             reply_buf: vec![0u8; 256],
         };
         let io = Io { tun, paths, signals, pollfds };
@@ -308,6 +316,12 @@ impl Daemon {
         for (i, src) in self.st.authenticated.drain(..) {
             self.io.paths.confirm(i, src);
         }
+        let mut challenges = std::mem::take(&mut self.st.challenges);
+        for (i, dest, token) in challenges.drain(..) {
+            let probe = Probe { kind: ProbeKind::Request, path_id: i as u8, timestamp_ns: token };
+            self.st.send_control_to(&mut self.io, now, i, dest, |b| probe.emit(b).unwrap_or(0));
+        }
+        self.st.challenges = challenges;
         for (path, dest, bytes) in self.st.replies.drain(..) {
             if let Err(e) = self.io.paths.send_to(path, dest, &bytes) {
                 warn!(path, error = %e, "sending a reply failed");
@@ -454,14 +468,22 @@ impl State {
         if self.authenticated.last() != Some(&(i, src)) {
             self.authenticated.push((i, src));
         }
-        if self.role == Role::Server && self.remotes[i] != Some(src) {
-            // NAT rebinding, or the client's first packet on this path: follow the peer.
-            info!(path = %self.names[i], remote = %src, "path remote address learned");
-            self.remotes[i] = Some(src);
-        }
-        if let Some(Change::Up(_)) = self.live.on_receive(now, i) {
-            info!(path = %self.names[i], "path up");
-            self.tx.set_path_up(now, i, true);
+        // A server's UDP path moves to a new address (NAT rebinding, or the client's first
+        // datagram on it) only once that address answers a challenge (path_validation.rs);
+        // until then what comes from it counts for nothing but the challenge budget. Over TCP
+        // the connection is the path: a pending one was vouched for by `authenticated`.
+        let validated =
+            self.role == Role::Client || self.validation.is_none() || self.remotes[i] == Some(src);
+        if validated {
+            if self.role == Role::Server && self.remotes[i] != Some(src) {
+                info!(path = %self.names[i], remote = %src, "path remote address learned");
+                self.remotes[i] = Some(src);
+            }
+            self.path_heard(now, i);
+        } else if let Some(v) = self.validation.as_mut() {
+            if let Some(token) = v.on_unvalidated(now, i, src, len) {
+                self.challenges.push((i, src, token));
+            }
         }
         if plain.is_empty() {
             return; // a keepalive: it proved the path, nothing more
@@ -492,6 +514,15 @@ impl State {
                 // the scheduler knows a quiet path's RTT before it uses it. An echo from the
                 // future or older than the probe horizon is not a sample.
                 Ok(p) if p.kind == ProbeKind::Response && usize::from(p.path_id) == i => {
+                    if !validated {
+                        let Some(v) = self.validation.as_mut() else { return };
+                        if !v.on_response(i, src, p.timestamp_ns) {
+                            return;
+                        }
+                        info!(path = %self.names[i], remote = %src, "path remote address validated");
+                        self.remotes[i] = Some(src);
+                        self.path_heard(now, i);
+                    }
                     let rtt = now.as_nanos().checked_sub(p.timestamp_ns).map(Duration::from_nanos);
                     if let Some(rtt) = rtt.filter(|r| *r <= MAX_PROBE_RTT) {
                         self.tx.on_path_rtt_sample(i, rtt);
@@ -501,6 +532,14 @@ impl State {
                 Err(_) => self.counters.rejected += 1,
             },
             Err(_) => self.counters.rejected += 1,
+        }
+    }
+
+    /// Something authenticated came from path `i`'s remote: liveness, and the path back up.
+    fn path_heard(&mut self, now: Instant, i: usize) {
+        if let Some(Change::Up(_)) = self.live.on_receive(now, i) {
+            info!(path = %self.names[i], "path up");
+            self.tx.set_path_up(now, i, true);
         }
     }
 
@@ -518,6 +557,18 @@ impl State {
         emit: impl FnOnce(&mut [u8]) -> usize,
     ) {
         let Some(dest) = self.remotes.get(i).copied().flatten() else { return };
+        self.send_control_to(io, now, i, dest, emit);
+    }
+
+    /// Seals a control frame written by `emit` and queues it on path `i`'s train for `dest`.
+    fn send_control_to(
+        &mut self,
+        io: &mut Io,
+        now: Instant,
+        i: usize,
+        dest: SocketAddr,
+        emit: impl FnOnce(&mut [u8]) -> usize,
+    ) {
         let session = &mut self.session;
         let r = io.paths.push(i, dest, crypto::OVERHEAD + CONTROL_FRAME_MAX, |buf| {
             let end = buf.len() - crypto::TAG_LEN;
@@ -528,6 +579,13 @@ impl State {
             self.paths[i].socket_drops += 1;
         }
     }
+}
+
+/// What one challenge costs on the wire: outer IP and UDP headers (of the paths' IP version),
+/// the envelope and tag, and the probe frame.
+fn challenge_bytes(cfg: &DaemonConfig) -> u64 {
+    let outer = if cfg.paths.first().is_some_and(|p| p.bind.is_ipv6()) { 48 } else { 28 };
+    (outer + crypto::OVERHEAD + PROBE_LEN) as u64
 }
 
 /// The session for `cfg`'s keys, with key indices seeded from the OS random source so that a

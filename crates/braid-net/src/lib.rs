@@ -14,6 +14,7 @@ pub mod framing;
 pub mod linux;
 pub mod liveness;
 pub mod metrics;
+pub mod path_validation;
 pub mod pool;
 pub mod sender;
 pub mod signal;

@@ -527,3 +527,172 @@ fn codel_in_linkem_keeps_the_standing_queue_near_5_ms_where_drop_tail_fills_the_
     // Both still use the link.
     assert!(codel_mbps > 14.0 && dt_mbps > 14.0, "{codel_mbps:.1} / {dt_mbps:.1} Mbit/s");
 }
+
+/// Captures, in the calling thread's namespace, the UDP payloads of IPv4 datagrams leaving by
+/// interface `ifname` for `dest`, for `window`: an AF_PACKET socket of cooked packets (what
+/// tcpdump reads), IPv4 ones kept. Packets larger than one MTU (unsegmented GSO trains) are left out.
+fn capture_udp(ifname: &str, dest: SocketAddr, window: Duration) -> std::io::Result<Vec<Vec<u8>>> {
+    // Outgoing packets reach only ETH_P_ALL packet sockets (net/core/dev.c, ptype_all).
+    const ETH_P_ALL: u16 = 0x0003;
+    let ifindex = std::ffi::CString::new(ifname).unwrap();
+    // SAFETY: a NUL-terminated name.
+    let index = unsafe { libc::if_nametoindex(ifindex.as_ptr()) };
+    // SAFETY: plain socket creation.
+    let raw = unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            i32::from(ETH_P_ALL.to_be()),
+        )
+    };
+    if raw < 0 || index == 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor we just opened and own from here on.
+    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: sockaddr_ll is plain data; zeroed is a valid value.
+    let mut ll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    ll.sll_family = libc::AF_PACKET as u16;
+    ll.sll_protocol = ETH_P_ALL.to_be();
+    ll.sll_ifindex = index as i32;
+    // SAFETY: a valid sockaddr_ll of the size passed.
+    let bound = unsafe {
+        libc::bind(
+            sock.as_raw_fd(),
+            (&ll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    };
+    if bound < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let timeout = libc::timeval { tv_sec: 0, tv_usec: 50_000 };
+    // SAFETY: a valid timeval of the size passed.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&timeout as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as u32,
+        );
+    }
+    let SocketAddr::V4(dest) = dest else { panic!("IPv4 only") };
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    let end = Instant::now() + window;
+    while Instant::now() < end {
+        // SAFETY: `buf` is a live buffer of the length passed.
+        let n = unsafe { libc::recv(sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n <= 0 {
+            continue;
+        }
+        let p = &buf[..n as usize];
+        let ihl = usize::from(p[0] & 0x0f) * 4;
+        let total = usize::from(u16::from_be_bytes([p[2], p[3]]));
+        if p[0] >> 4 != 4 || p[9] != 17 || total > 1500 || total > p.len() || total < ihl + 8 {
+            continue;
+        }
+        let daddr = Ipv4Addr::new(p[16], p[17], p[18], p[19]);
+        let dport = u16::from_be_bytes([p[ihl + 2], p[ihl + 3]]);
+        if daddr == *dest.ip() && dport == dest.port() {
+            out.push(p[ihl + 8..total].to_vec());
+        }
+    }
+    Ok(out)
+}
+
+/// Address validation (issue: path hijacking by a spoofed copy). While the proxy drops the
+/// client's genuine path-1 datagrams (so the copies arrive first), an attacker in the UE's
+/// namespace captures those datagrams as they leave and re-sends each, unchanged, from another
+/// address (an extra address of the UE's path-1 interface, so replies can be counted) to both of
+/// the server's path ports. The copies are authentic and first, so the server sees them; what
+/// must hold: no path's remote changes, the server sends the spoofed address at most three times
+/// the bytes it received from it (RFC 9000 section 8.1), the download completes byte-exact once
+/// the genuine datagrams pass again, and the session is the same. Before address validation a
+/// single copy moved path 1's downlink to the spoofed address.
+#[test]
+fn spoofed_copies_of_genuine_datagrams_move_no_path_and_reflect_at_most_three_times() {
+    use std::net::UdpSocket;
+
+    let _turn = serial();
+    let s = scenario(&["e2e.bytes=30000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
+    let prefix = unique_prefix("bv");
+    let topo = topology(&s, &prefix, Emulator::Htb);
+    let (p1, p2) = (topo.paths()[0].clone(), topo.paths()[1].clone());
+    let spoof_ip = Ipv4Addr::from(u32::from(p1.downstream.addr) + 5);
+    topo.ue()
+        .ip(&["addr", "add", &format!("{spoof_ip}/24"), "dev", &p1.downstream.ifname])
+        .unwrap();
+    let pair = start_tunnel(&topo, &s, braid_exe()).unwrap();
+    let server_path1 = SocketAddr::from((p1.upstream.addr, BASE_PORT));
+    let server_path2 = SocketAddr::from((p2.upstream.addr, BASE_PORT + 1));
+    let ue_tunnel_addr = (pair.spec().client_addr, TRANSFER_PORT).into();
+    let (send, recv) = bounded_transfer(&s, ue_tunnel_addr);
+    let (server_ns, ue_ns, proxy_ns) =
+        (topo.server().name(), topo.ue().name(), topo.proxy().name());
+    let drop_genuine = format!(
+        "add table ip braid_guard\n\
+         add chain ip braid_guard pre {{ type filter hook prerouting priority raw; policy accept; }}\n\
+         add rule ip braid_guard pre iifname \"{}\" ip saddr {} udp dport {BASE_PORT} drop",
+        p1.upstream.ifname, p1.downstream.addr
+    );
+    let cancel = AtomicBool::new(false);
+    let (report, mirrored, reflected, before, during) = thread::scope(|sc| {
+        let transfer = sc.spawn(|| run_pair(server_ns, ue_ns, &send, &recv, &cancel));
+        thread::sleep(Duration::from_millis(1000));
+        // Both paths carry the download by now: their remotes are the client's sockets.
+        let before = pair.server_status().unwrap();
+        run_in_ns(proxy_ns, "nft", &[&drop_genuine]).expect("nft drops path 1's genuine uplink");
+        let attack = run_in(ue_ns, || {
+            let spoof = UdpSocket::bind((spoof_ip, 0)).unwrap();
+            spoof.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+            let copies =
+                capture_udp(&p1.downstream.ifname, server_path1, Duration::from_millis(1500))
+                    .unwrap();
+            let mut mirrored = 0u64;
+            for c in &copies {
+                for target in [server_path1, server_path2] {
+                    if spoof.send_to(c, target).is_ok() {
+                        mirrored += c.len() as u64;
+                    }
+                }
+            }
+            let mut reflected = 0u64;
+            let mut buf = [0u8; 2048];
+            let end = Instant::now() + Duration::from_millis(1500);
+            while Instant::now() < end {
+                if let Ok((n, _)) = spoof.recv_from(&mut buf) {
+                    reflected += n as u64;
+                }
+            }
+            (copies.len(), mirrored, reflected)
+        })
+        .unwrap();
+        let during = pair.server_status().unwrap();
+        run_in_ns(proxy_ns, "nft", &["delete table ip braid_guard"])
+            .expect("nft lets path 1 pass again");
+        let (copies, mirrored, reflected) = attack;
+        eprintln!("spoofing: {copies} datagrams captured and mirrored to both path ports");
+        (transfer.join().unwrap(), mirrored, reflected, before, during)
+    });
+    let after = pair.server_status().unwrap();
+    drop((pair, topo));
+
+    let report = report.expect("the download completes byte-exact");
+    eprintln!(
+        "spoofing: mirrored {mirrored} bytes from {spoof_ip}, {reflected} bytes came back; DLCT {:.2} s",
+        report.receiver.dlct_s
+    );
+    assert_eq!(report.receiver.bytes, 30_000_000);
+    assert!(mirrored > 10_000, "the attack sent {mirrored} bytes");
+    assert!(reflected <= 3 * mirrored, "reflected {reflected} bytes for {mirrored} received");
+    let remotes = |st: &braid_net::metrics::Snapshot| -> Vec<Option<String>> {
+        st.paths.iter().map(|p| p.remote.clone()).collect()
+    };
+    assert!(remotes(&before).iter().all(Option::is_some), "{before:?}");
+    assert_eq!(remotes(&during), remotes(&before), "no path moved during the attack");
+    assert_eq!(remotes(&after), remotes(&before), "nor after it");
+    assert_eq!(after.handshakes, before.handshakes);
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
