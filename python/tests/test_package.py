@@ -183,3 +183,18 @@ def test_time_series_figures_draw_from_a_sim_result(tmp_path):
     wide = braid.plot.wide_trace(r.series)
     first = r.summary["paths"][0]["name"]
     assert (wide[f"{first}_cwnd_bytes"].to_numpy() == r.series[r.series["path_index"] == 0]["cwnd_bytes"].to_numpy()).all()
+
+
+def test_shards_from_python_merge_into_the_local_table(tmp_path):
+    """Plain job arrays: each task runs `braid.sweep(..., shard="I/N")` into its own folder, and
+    `braid sweep --merge` joins them into the table a local sweep writes, byte for byte."""
+    spec = write_spec(tmp_path, SPEC)
+    braid.sweep(spec, out=tmp_path / "local", jobs=1)
+    for i in (1, 2):
+        part = braid.sweep(spec, out=tmp_path / f"s{i}", jobs=1, shard=f"{i}/2")
+        assert len(part) == 4, f"shard {i}/2 holds half of the 8 runs"
+    done = run_cli("sweep", str(spec), "--out", str(tmp_path / "all"),
+                   "--merge", str(tmp_path / "s1"), "--merge", str(tmp_path / "s2"))
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "local" / "runs.parquet", "rb") as a, open(tmp_path / "all" / "runs.parquet", "rb") as b:
+        assert a.read() == b.read()
