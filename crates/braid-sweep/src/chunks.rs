@@ -109,15 +109,7 @@ pub struct Tally {
 pub fn complete(spec: &Spec, out: &Path, tally: Tally) -> Result<Summary, SweepError> {
     outdir::check(out, spec)?;
     let finished = journal::read(&out.join(JOURNAL_FILE), spec.runs())?;
-    let missing: Vec<u64> = (0..spec.runs()).filter(|id| !finished.contains_key(id)).collect();
-    if !missing.is_empty() {
-        return Err(SweepError::Incomplete {
-            missing: missing.len() as u64,
-            total: spec.runs(),
-            first: missing.iter().take(10).map(u64::to_string).collect::<Vec<_>>().join(", "),
-            dir: out.to_path_buf(),
-        });
-    }
+    engine::require_every_run(spec, &finished, out)?;
     let summary = Summary {
         spec_hash: spec.hash(),
         runs_total: spec.runs(),

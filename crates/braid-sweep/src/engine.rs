@@ -241,15 +241,7 @@ pub fn merge(spec: &Spec, out: &Path, shards: &[PathBuf]) -> Result<Summary, Swe
         }
     }
     writer.sync()?;
-    let missing: Vec<u64> = (0..spec.runs()).filter(|id| !finished.contains_key(id)).collect();
-    if !missing.is_empty() {
-        return Err(SweepError::Incomplete {
-            missing: missing.len() as u64,
-            total: spec.runs(),
-            first: missing.iter().take(10).map(u64::to_string).collect::<Vec<_>>().join(", "),
-            dir: out.to_path_buf(),
-        });
-    }
+    require_every_run(spec, &finished, out)?;
     let summary = Summary {
         spec_hash: spec.hash(),
         runs_total: spec.runs(),
@@ -268,6 +260,25 @@ pub fn merge(spec: &Spec, out: &Path, shards: &[PathBuf]) -> Result<Summary, Swe
         git_commit: GIT_COMMIT,
     };
     finish(spec, out, &finished, summary)
+}
+
+/// Fails naming the missing run ids (the first ten) unless `finished`, the journal of `out`,
+/// has every run of `spec`.
+pub(crate) fn require_every_run(
+    spec: &Spec,
+    finished: &Finished,
+    out: &Path,
+) -> Result<(), SweepError> {
+    let missing: Vec<u64> = (0..spec.runs()).filter(|id| !finished.contains_key(id)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(SweepError::Incomplete {
+        missing: missing.len() as u64,
+        total: spec.runs(),
+        first: missing.iter().take(10).map(u64::to_string).collect::<Vec<_>>().join(", "),
+        dir: out.to_path_buf(),
+    })
 }
 
 /// Writes the table and the summary.

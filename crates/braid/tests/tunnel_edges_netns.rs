@@ -104,6 +104,24 @@ fn release_hold(ns: &str) {
     run_in_ns(ns, "nft", &["flush chain ip braid_nat hold"]).expect("nft releases the hold");
 }
 
+/// SO_RCVTIMEO on a raw descriptor: a blocking receive gives up after `timeout`.
+fn set_receive_timeout(sock: &OwnedFd, timeout: Duration) {
+    let tv = libc::timeval {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_usec: libc::suseconds_t::from(timeout.subsec_micros()),
+    };
+    // SAFETY: a valid timeval of the size passed.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&tv as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        );
+    }
+}
+
 /// Deletes every IPv4 connection-tracking entry of the calling thread's namespace: the
 /// ctnetlink request `conntrack -F` sends, `IPCTNL_MSG_CT_DELETE` without a tuple, which Linux
 /// answers by flushing the table (`ctnetlink_del_conntrack` -> `ctnetlink_flush_conntrack`,
@@ -120,17 +138,7 @@ fn flush_conntrack() -> std::io::Result<()> {
     }
     // SAFETY: a descriptor we just opened and own from here on.
     let sock = unsafe { OwnedFd::from_raw_fd(raw) };
-    let timeout = libc::timeval { tv_sec: 2, tv_usec: 0 };
-    // SAFETY: a valid timeval of the size passed.
-    unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&timeout as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        );
-    }
+    set_receive_timeout(&sock, Duration::from_secs(2));
     // struct nlmsghdr (length, type, flags, sequence, port id), then struct nfgenmsg (family,
     // version NFNETLINK_V0, resource id).
     const MSG_BYTES: usize = NLMSG_HDR_BYTES + 4;
@@ -566,17 +574,7 @@ fn capture_udp(ifname: &str, dest: SocketAddr, window: Duration) -> std::io::Res
     if bound < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    let timeout = libc::timeval { tv_sec: 0, tv_usec: 50_000 };
-    // SAFETY: a valid timeval of the size passed.
-    unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&timeout as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as u32,
-        );
-    }
+    set_receive_timeout(&sock, Duration::from_millis(50));
     let SocketAddr::V4(dest) = dest else { panic!("IPv4 only") };
     let mut out = Vec::new();
     let mut buf = vec![0u8; 65536];
