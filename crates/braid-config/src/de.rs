@@ -17,7 +17,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde::{Deserialize, Serializer};
 use toml::{Table, Value};
 
-use crate::{AcpfTable, Bbr2Table, FieldError, TunnelConfig};
+use crate::{AcpfTable, Bbr2Table, FieldError, TcpTable, TunnelConfig};
 use braid_core::cc::coupled::{CoupledCubicConfig, WvegasConfig};
 use braid_core::sched::{BlestConfig, EcfConfig};
 
@@ -167,7 +167,8 @@ pub fn tunnel_tables(table: &Table) -> Result<(), FieldError> {
     section::<EcfConfig>("tunnel.ecf", inner("ecf"))?;
     section::<Bbr2Table>("tunnel.bbr2", inner("bbr2"))?;
     section::<WvegasConfig>("tunnel.wvegas", inner("wvegas"))?;
-    section::<CoupledCubicConfig>("tunnel.coupled_cubic", inner("coupled_cubic"))
+    section::<CoupledCubicConfig>("tunnel.coupled_cubic", inner("coupled_cubic"))?;
+    section::<TcpTable>("tunnel.tcp", inner("tcp"))
 }
 
 /// Checks that `value` (the field `name` of the scenario) is a table whose every key is a field

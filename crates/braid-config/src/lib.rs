@@ -8,6 +8,7 @@
 //! and run settings around it; the daemon (`braid-net`) its interface, peer and paths.
 //!
 //! - [`tunnel`]: the section itself ([`TunnelConfig`]).
+//! - [`transport`]: `tunnel.transport`, `[tunnel.tcp]` and the rules over kernel TCP paths.
 //! - [`tuning`]: the algorithms' tables (`[tunnel.acpf]`, `[tunnel.bbr2]`, ...).
 //! - [`counting`]: the `tunnel.counting` choice.
 //! - [`de`]: deserialization helpers whose errors name the dotted key.
@@ -18,10 +19,12 @@ pub mod counting;
 pub mod de;
 pub mod error;
 pub mod range;
+pub mod transport;
 pub mod tuning;
 pub mod tunnel;
 
 pub use counting::CountingChoice;
 pub use error::FieldError;
+pub use transport::{TcpTable, TcpWriter, Transport};
 pub use tuning::{validate_bbr2, AcpfTable, Bbr2Table};
 pub use tunnel::TunnelConfig;

@@ -18,6 +18,7 @@ use braid_core::wire::DATA_HEADER_LEN;
 use serde::{Deserialize, Serialize};
 
 use crate::range::{float, int, F64Range, QUEUE_PKTS, WAIT_MS};
+use crate::transport::{TcpTable, Transport};
 use crate::{AcpfTable, Bbr2Table, CountingChoice, FieldError};
 
 /// Outer IPv4 header, bytes (RFC 791, no options).
@@ -63,6 +64,10 @@ pub struct TunnelConfig {
     /// tunnels (reliable) and CCID2 / CCID5 as DCCP tunnels (unreliable).
     #[serde(deserialize_with = "crate::de::named", serialize_with = "crate::de::ser_named")]
     pub reliability: Reliability,
+    /// What carries each path's frames: `udp` (the default; the tunnel's own congestion
+    /// control) or `tcp` (one kernel TCP connection per path, [`crate::transport`]).
+    #[serde(deserialize_with = "crate::de::named", serialize_with = "crate::de::ser_named")]
+    pub transport: Transport,
     /// Give a gap up as soon as every active path has delivered beyond it
     /// (Pieska et al. 2024, section 2.1), besides the wait limit. Needs a wait limit (`reorder`
     /// static or adaptive).
@@ -103,6 +108,8 @@ pub struct TunnelConfig {
     pub wvegas: WvegasConfig,
     /// Coupled CUBIC's parameters, read by `cc = "coupled_cubic"`.
     pub coupled_cubic: CoupledCubicConfig,
+    /// How a kernel TCP path is written, read with `transport = "tcp"`.
+    pub tcp: TcpTable,
 }
 
 impl Default for TunnelConfig {
@@ -120,6 +127,7 @@ impl Default for TunnelConfig {
             feedback_max_delay_ms: 1.0,
             header_bytes: IPV4_HEADER_BYTES + UDP_HEADER_BYTES + DATA_HEADER_LEN as u32,
             reliability: Reliability::Unreliable,
+            transport: Transport::Udp,
             fast_loss_detection: false,
             equalize_delay: false,
             max_rtt_spread_ms: None,
@@ -131,6 +139,7 @@ impl Default for TunnelConfig {
             bbr2: Bbr2Table::default(),
             wvegas: WvegasConfig::default(),
             coupled_cubic: CoupledCubicConfig::default(),
+            tcp: TcpTable::default(),
         }
     }
 }
@@ -176,8 +185,25 @@ impl TunnelConfig {
     /// The core's configuration for this section, with one path per entry of `path_costs`
     /// (their CPF costs) and `largest_inner_bytes` the largest packet the tunnel carries (it
     /// sets the tunnel MSS). Shared by the simulator and the real data plane, so one `[tunnel]`
-    /// section means the same in both.
+    /// section means the same in both. Over `transport = "tcp"` it is the stream's
+    /// ([`crate::transport::adapt_core_for_tcp`] with `tcp.frame_bytes`).
     pub fn to_core(
+        &self,
+        path_costs: &[u32],
+        largest_inner_bytes: u32,
+    ) -> braid_core::tunnel::TunnelConfig {
+        let mut core = self.to_core_udp(path_costs, largest_inner_bytes);
+        if self.transport == Transport::Tcp {
+            crate::transport::adapt_core_for_tcp(
+                &mut core,
+                self.tcp.frame_bytes,
+                largest_inner_bytes,
+            );
+        }
+        core
+    }
+
+    fn to_core_udp(
         &self,
         path_costs: &[u32],
         largest_inner_bytes: u32,
@@ -248,6 +274,7 @@ fn validate(t: &TunnelConfig) -> Result<(), FieldError> {
         }
     }
     int("tunnel.header_bytes", t.header_bytes, 0..=200)?;
+    crate::transport::validate(t)?;
     crate::tuning::validate_tunnel(t)
 }
 

@@ -15,7 +15,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use braid_config::TunnelConfig as TunnelSection;
-use braid_net::config::Transport;
 use braid_net::crypto::{generate_keypair, Cipher};
 use braid_net::metrics::{fetch_status, Snapshot};
 
@@ -47,8 +46,6 @@ pub struct TunnelSpec {
     pub dead_after_ms: u64,
     /// The AEAD both daemons use (`interface.cipher`).
     pub cipher: Cipher,
-    /// UDP datagrams or one kernel TCP connection per path (`interface.transport`).
-    pub transport: Transport,
 }
 
 /// The tunnel's inner IPv6 addresses. The daemon requires an MTU of at least 1280 with them
@@ -90,7 +87,6 @@ impl TunnelSpec {
             ipv6: None,
             dead_after_ms: 1000,
             cipher: Cipher::default(),
-            transport: Transport::Udp,
         }
     }
 }
@@ -145,7 +141,8 @@ fn config_text(
     // Beside the config, not in /run/braid: two lab pairs never share a socket.
     let _ = writeln!(t, "control_socket = \"{}\"", control_socket.display());
     let _ = writeln!(t, "cipher = \"{}\"", spec.cipher);
-    let _ = writeln!(t, "transport = \"{}\"", spec.transport);
+    // The daemon reads its transport from [interface]; the [tunnel] section below says the same.
+    let _ = writeln!(t, "transport = \"{}\"", spec.tunnel.transport);
     let _ = writeln!(t, "[peer]\npublic_key = \"{peer}\"");
     let _ = writeln!(t, "[liveness]\ndead_after_ms = {}", spec.dead_after_ms);
     // Serialized under its key, so its algorithm tables are written as [tunnel.acpf], ...
@@ -306,7 +303,7 @@ mod tests {
     /// A control socket path for configs that are only parsed.
     const TEST_SOCKET: &str = "/run/braid-test/x.sock";
     use super::*;
-    use braid_net::config::{DaemonConfig, Role};
+    use braid_net::config::{DaemonConfig, Role, Transport};
 
     fn spec() -> TunnelSpec {
         let end = |ns: &str, last: u8| Endpoint {
@@ -351,7 +348,7 @@ mod tests {
     #[test]
     fn both_configs_parse_and_carry_the_transport() {
         let mut spec = spec();
-        spec.transport = Transport::Tcp;
+        spec.tunnel.transport = Transport::Tcp;
         spec.tunnel.reliability = braid_core::tunnel::Reliability::Reliable;
         let keys = keys();
         for (server, role) in [(true, Role::Server), (false, Role::Client)] {
@@ -359,7 +356,8 @@ mod tests {
             let c = DaemonConfig::from_toml_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
             assert_eq!((c.role, c.transport), (role, Transport::Tcp));
         }
-        spec.transport = Transport::Udp;
+        spec.tunnel.transport = Transport::Udp;
+        spec.tunnel.reliability = braid_core::tunnel::Reliability::Unreliable;
         let text = config_text(&spec, false, &keys, Path::new(TEST_SOCKET)).unwrap();
         assert_eq!(DaemonConfig::from_toml_str(&text).unwrap().transport, Transport::Udp);
     }

@@ -107,26 +107,9 @@ impl fmt::Display for Role {
     }
 }
 
-/// What carries each path's frames (`interface.transport`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Transport {
-    /// One UDP socket per path; the tunnel's own congestion control, pacing and reliability.
-    #[default]
-    Udp,
-    /// One kernel TCP connection per path, which does the path's congestion control
-    /// (`tunnel.cc`: newreno, cubic or bbr), pacing and reliability (see `tcp_path.rs`).
-    Tcp,
-}
-
-impl fmt::Display for Transport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Transport::Udp => "udp",
-            Transport::Tcp => "tcp",
-        })
-    }
-}
+/// What carries each path's frames (`interface.transport`): braid-config's, which scenarios
+/// name as `tunnel.transport`.
+pub use braid_config::Transport;
 
 /// An address with its prefix length, as `ip addr add` takes it: `10.0.0.1/24`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,7 +257,7 @@ struct InterfaceSection {
     metrics_listen: Option<String>,
     control_socket: Option<PathBuf>,
     cipher: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "braid_config::de::named")]
     transport: Transport,
 }
 
@@ -395,6 +378,15 @@ impl DaemonConfig {
         let liveness = check_liveness(&file.liveness)?;
         let paths = check_paths(i.role, file.paths)?;
         let tunnel = tunnel_section(file.tunnel, i.transport)?;
+        if tunnel.transport != i.transport {
+            return Err(invalid(
+                "tunnel.transport",
+                format!(
+                    "the daemon's transport is interface.transport (\"{}\"): remove it",
+                    i.transport
+                ),
+            ));
+        }
         tunnel.validate().map_err(tunnel_error)?;
         if tunnel.header_bytes != TunnelSection::default().header_bytes {
             return Err(invalid(
@@ -516,9 +508,12 @@ fn read_secret_file(field: &str, path: &Path) -> Result<Zeroizing<String>, Confi
 pub fn default_tunnel(transport: Transport) -> TunnelSection {
     match transport {
         Transport::Udp => TunnelSection::bonding(),
-        Transport::Tcp => {
-            TunnelSection { cc: TunnelCc::Bbr, max_rtt_spread_ms: None, ..TunnelSection::bonding() }
-        }
+        Transport::Tcp => TunnelSection {
+            transport: Transport::Tcp,
+            cc: TunnelCc::Bbr,
+            max_rtt_spread_ms: None,
+            ..TunnelSection::bonding()
+        },
     }
 }
 
@@ -541,101 +536,21 @@ fn tunnel_error(e: FieldError) -> ConfigError {
     }
 }
 
-/// The `[tunnel]` keys that only the UDP transport reads, with the reason. Over TCP the
-/// [`StreamSender`](braid_core::tunnel::StreamSender) reads the scheduler's keys
-/// (`scheduler`, `sched_queue_pkts`, `[tunnel.acpf]`, `[tunnel.blest]`, `[tunnel.ecf]`) and
-/// the receiver the reordering keys; the keys below reach no code, so a value other than the
-/// default is refused rather than ignored.
-const UDP_ONLY_KEYS: [(&str, &str); 8] = [
-    ("bbr2", KERNEL_CC),
-    ("wvegas", KERNEL_CC),
-    ("coupled_cubic", KERNEL_CC),
-    ("counting", KERNEL_CC),
-    ("max_rtt_spread_ms", "path exclusion is part of the UDP sender only"),
-    ("repair_wait_ms", "the kernel repairs each path unseen and hands on only what is in order"),
-    ("feedback_every_pkts", NO_FEEDBACK),
-    ("feedback_max_delay_ms", NO_FEEDBACK),
-];
-const KERNEL_CC: &str =
-    "the kernel runs each path's congestion control (tunnel.cc) with its own parameters and \
-     window counting";
-const NO_FEEDBACK: &str = "the kernel acknowledges each path and the tunnel sends no feedback";
-
-/// Checks a `[tunnel]` section for TCP paths: a congestion control the kernel has, reliable
-/// paths (TCP is), and none of `UDP_ONLY_KEYS` changed from its default.
+/// The kernel controller a `[tunnel]` section for TCP paths runs. The section's own validation
+/// ([`TunnelSection::validate`], braid-config's `transport` module) has already refused what
+/// TCP paths cannot do: a controller the kernel lacks, unreliable paths, UDP-only keys.
 pub fn check_tunnel(t: &TunnelSection) -> Result<KernelCc, ConfigError> {
-    let cc = KernelCc::for_tunnel_cc(t.cc).ok_or_else(|| ConfigError::Invalid {
-        field: "tunnel.cc".into(),
-        detail: format!(
-            "{:?} is not a kernel TCP congestion control; with interface.transport = \"tcp\" \
-             use one of {}",
-            t.cc.as_str(),
-            KernelCc::ALLOWED.join(", ")
-        ),
-    })?;
-    if t.reliability != braid_core::tunnel::Reliability::Reliable {
-        return Err(ConfigError::Invalid {
-            field: "tunnel.reliability".into(),
-            detail:
-                "TCP paths are reliable: with interface.transport = \"tcp\" it must be \"reliable\""
-                    .into(),
-        });
-    }
-    if let Some((field, why)) = changed_udp_only_key(t)? {
-        return Err(ConfigError::Invalid {
-            field,
-            detail: format!(
-                "applies to interface.transport = \"udp\" only; over \"tcp\" {why}: remove it"
-            ),
-        });
-    }
-    Ok(cc)
+    t.validate().map_err(tunnel_error)?;
+    KernelCc::for_tunnel_cc(t.cc).ok_or_else(|| {
+        invalid("tunnel.cc", format!("{:?} is not a kernel TCP congestion control", t.cc.as_str()))
+    })
 }
 
-/// The dotted key of the first of [`UDP_ONLY_KEYS`] whose value differs from the default
-/// (for a table, its first differing field: `tunnel.bbr2.beta_percent`), with the reason.
-fn changed_udp_only_key(t: &TunnelSection) -> Result<Option<(String, &'static str)>, ConfigError> {
-    let table = |t: &TunnelSection| {
-        toml::Table::try_from(t)
-            .map_err(|e| ConfigError::Invalid { field: "tunnel".into(), detail: e.to_string() })
-    };
-    let (given, default) = (table(t)?, table(&TunnelSection::default())?);
-    for (key, why) in UDP_ONLY_KEYS {
-        let (g, d) = (given.get(key), default.get(key));
-        if g == d {
-            continue;
-        }
-        let field = match (g, d) {
-            (Some(toml::Value::Table(g)), Some(toml::Value::Table(d))) => {
-                let differs = |k: &&String| g.get(k.as_str()) != d.get(k.as_str());
-                match g.keys().chain(d.keys()).find(differs) {
-                    Some(sub) => format!("tunnel.{key}.{sub}"),
-                    None => format!("tunnel.{key}"),
-                }
-            }
-            _ => format!("tunnel.{key}"),
-        };
-        return Ok(Some((field, why)));
-    }
-    Ok(None)
-}
-
-/// The receiver acknowledges per path for the UDP sender's loss detection; over TCP nothing
-/// reads its feedback, so it is made as rarely as the core allows and dropped.
-const TCP_FEEDBACK_EVERY_PKTS: u32 = 64;
-const TCP_FEEDBACK_MAX_DELAY: Duration = Duration::from_secs(1);
-
-/// The core configuration for TCP paths: each packet costs its length prefix, envelope and data
-/// header on the stream (the kernel's window counts stream bytes, so outer headers are not
-/// charged); the receiver needs no per-path reassembly (TCP delivers in order, and a gap left
-/// by a broken connection must not hold its path back forever: the reorder buffer's wait limit
-/// gives it up); and its feedback is made rarely, since it is dropped.
+/// The core configuration for TCP paths ([`braid_config::transport::adapt_core_for_tcp`]):
+/// each packet costs its length prefix, encryption envelope and data header on the stream.
 pub fn adapt_core_config(core: &mut braid_core::tunnel::TunnelConfig, mtu: u16) {
-    core.header_bytes = (LENGTH_PREFIX_BYTES + crate::crypto::OVERHEAD + DATA_HEADER_LEN) as u32;
-    core.mss_bytes = u64::from(mtu) + u64::from(core.header_bytes);
-    core.reliability = braid_core::tunnel::Reliability::Unreliable;
-    core.feedback_every_pkts = TCP_FEEDBACK_EVERY_PKTS;
-    core.feedback_max_delay = TCP_FEEDBACK_MAX_DELAY;
+    let frame_bytes = (LENGTH_PREFIX_BYTES + crate::crypto::OVERHEAD + DATA_HEADER_LEN) as u32;
+    braid_config::transport::adapt_core_for_tcp(core, frame_bytes, u32::from(mtu));
 }
 
 fn check_liveness(l: &LivenessSection) -> Result<LivenessConfig, ConfigError> {
@@ -882,7 +797,7 @@ cost = 7
             match DaemonConfig::from_toml_str(&text) {
                 Err(ConfigError::Invalid { field, detail }) => {
                     assert_eq!(field, key);
-                    assert!(detail.contains("interface.transport = \"udp\" only"), "{detail}");
+                    assert!(detail.contains("UDP transport only"), "{detail}");
                 }
                 other => panic!("expected {key} to be refused over tcp, got {other:?}"),
             }
@@ -895,8 +810,7 @@ cost = 7
             DaemonConfig::from_toml_str(&format!("{tcp}[tunnel.bbr2]\nbeta_percent = 50\n"))
                 .unwrap_err()
                 .to_string(),
-            "tunnel.bbr2.beta_percent: applies to interface.transport = \"udp\" only; over \
-             \"tcp\" the kernel runs each path's congestion control (tunnel.cc) with its own \
+            "tunnel.bbr2.beta_percent: applies to the UDP transport only; over TCP the kernel runs each path's congestion control (tunnel.cc) with its own \
              parameters and window counting: remove it"
         );
         // Defaults written out (as `braid lab` writes the whole section) are not a change.
@@ -981,7 +895,7 @@ cost = 7
         );
         let given = format!("{tcp}[tunnel]\nrepair_wait_ms = 200\n");
         let e = DaemonConfig::from_toml_str(&given).unwrap_err().to_string();
-        assert!(e.contains("tunnel.repair_wait_ms") && e.contains("\"udp\" only"), "{e}");
+        assert!(e.contains("tunnel.repair_wait_ms") && e.contains("UDP transport only"), "{e}");
     }
 
     #[test]
@@ -993,8 +907,23 @@ cost = 7
     }
 
     #[test]
+    fn a_tunnel_transport_other_than_the_interfaces_is_refused() {
+        // The daemon's transport is interface.transport; a [tunnel] section that says
+        // otherwise (a scenario's, pasted) is an error, not a silent choice.
+        let tcp_tunnel = CLIENT.replace(
+            "cc = \"cubic\"",
+            "cc = \"cubic\"\ntransport = \"tcp\"\nreliability = \"reliable\"",
+        );
+        assert_eq!(err_field(&tcp_tunnel), "tunnel.transport");
+        let both =
+            tcp_tunnel.replace("role = \"client\"", "role = \"client\"\ntransport = \"tcp\"");
+        assert_eq!(DaemonConfig::from_toml_str(&both).unwrap().transport, Transport::Tcp);
+    }
+
+    #[test]
     fn only_kernel_controllers_and_reliable_paths_pass() {
         let ok = TunnelSection {
+            transport: Transport::Tcp,
             cc: TunnelCc::Cubic,
             reliability: Reliability::Reliable,
             ..TunnelSection::default()
@@ -1006,7 +935,7 @@ cost = 7
         };
         let (f, detail) = field(&TunnelSection { cc: TunnelCc::Bbr2, ..ok.clone() });
         assert_eq!(f, "tunnel.cc");
-        assert!(detail.contains("newreno, cubic, bbr") && detail.contains("tcp"), "{detail}");
+        assert!(detail.contains("newreno, cubic, bbr") && detail.contains("TCP"), "{detail}");
         let (f, detail) = field(&TunnelSection { reliability: Reliability::Partial, ..ok.clone() });
         assert_eq!(f, "tunnel.reliability");
         assert!(detail.contains("reliable"), "{detail}");

@@ -5,6 +5,8 @@
 //! - [`link`]: random loss, a FIFO (drop-tail or CoDel), a constant rate or a Mahimahi
 //!   capacity trace, propagation delay.
 //! - [`tcp`]: the end-to-end TCP model (SACK, RACK-TLP, RTO, delayed ACKs, pacing).
+//! - [`tcp_tunnel`]: kernel TCP tunnel paths (`tunnel.transport = "tcp"`), one connection of
+//!   that TCP model per path and direction under the tunnel's scheduler.
 //! - [`udp`]: a greedy UDP source.
 //! - [`topology`]: server, proxy, paths and UE wired together; the tunnel endpoints.
 //! - [`scenario`]: TOML scenario files, Table 2 keys, `--set` overrides, validation.
@@ -22,6 +24,7 @@ pub mod packet;
 pub mod run;
 pub mod scenario;
 pub mod tcp;
+pub mod tcp_tunnel;
 pub mod topology;
 pub mod tunnel_sender;
 pub mod udp;

@@ -72,6 +72,10 @@ pub struct PathReport {
     /// the transfer (`sim.sample_interval_ms`): the average windows of Lee et al. 2023,
     /// Tables 4 and 5.
     pub cwnd_bytes_mean: f64,
+    /// Over kernel TCP paths, the downlink connection's send queue (written and not yet
+    /// acknowledged: `ss`'s Send-Q), bytes, averaged over the periodic samples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_queue_bytes_mean: Option<f64>,
 }
 
 /// Drops per named queue, over both directions.

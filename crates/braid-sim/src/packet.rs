@@ -28,6 +28,11 @@ pub enum Payload {
     Udp,
     /// Tunnel feedback for the path it travels on (reverse direction of the data it acks).
     Feedback(FeedbackId),
+    /// A segment of a kernel TCP path's connection (`tunnel.transport = "tcp"`), carrying
+    /// part of the stream of frames; travels the path in the direction of its data.
+    PathSegment(Segment),
+    /// An ACK of a kernel TCP path's connection; travels against the data it acknowledges.
+    PathAck(Ack),
 }
 
 #[derive(Clone, Copy, Debug)]

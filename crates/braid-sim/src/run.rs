@@ -2,6 +2,8 @@
 
 use std::time::{Duration, Instant as WallInstant};
 
+use braid_config::Transport;
+use braid_core::cc::{CcAlgorithm, TunnelCc};
 use braid_core::linkmodel::CoDelConfig;
 use braid_core::tunnel::TunnelConfig;
 use braid_core::Instant;
@@ -12,7 +14,8 @@ use crate::noise::{self, Jitter};
 use crate::scenario::{
     ms, AqmChoice, E2eKind, LossChoice, PathConfig, Scenario, ScenarioError, TraceFile,
 };
-use crate::tcp::{TcpConfig, TCP_IP_HEADER_BYTES};
+use crate::tcp::{LinuxCc, TcpConfig, TCP_IP_HEADER_BYTES};
+use crate::tcp_tunnel::TcpPathsConfig;
 use crate::topology::{AppConfig, Outcome, World, WorldConfig, WorldNoise};
 
 /// IPv4 + UDP header of a greedy UDP datagram.
@@ -116,24 +119,37 @@ pub fn tunnel_config(s: &Scenario) -> TunnelConfig {
 pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimError> {
     let framing = s.sim.framing_bytes;
     let sl = &s.server_link;
+    let tcp = TcpConfig {
+        mss_bytes: s.e2e.mss_bytes,
+        initial_window_pkts: s.e2e.initial_window_pkts,
+        rwnd_bytes: s.e2e.rwnd_bytes,
+        min_rto: ms(s.e2e.min_rto_ms),
+        delayed_ack: s.e2e.delayed_ack,
+        delack_segments: s.e2e.delack_segments,
+        delack_timeout: ms(s.e2e.delack_timeout_ms),
+        total_bytes: s.e2e.bytes,
+        dsack: s.e2e.dsack,
+    };
+    let linux_cc = |cc| LinuxCc {
+        cc,
+        hystart: s.e2e.hystart,
+        cubic_undo: s.e2e.cubic_undo,
+        bbr2: s.e2e.bbr2.to_core(),
+    };
+    // Kernel TCP paths are the simulator's Linux TCP with the end-to-end settings, running
+    // the kernel's controller for tunnel.cc (validation allows only newreno, cubic and bbr).
+    let tcp_paths = (!baseline && s.tunnel.transport == Transport::Tcp).then(|| TcpPathsConfig {
+        tcp,
+        cc: linux_cc(match s.tunnel.cc {
+            TunnelCc::NewReno => CcAlgorithm::NewReno,
+            TunnelCc::Cubic => CcAlgorithm::Cubic,
+            _ => CcAlgorithm::Bbr,
+        }),
+        writer: s.tunnel.tcp.writer,
+        wmem_max_bytes: s.tunnel.tcp.wmem_max_bytes,
+    });
     let app = match s.e2e.kind {
-        E2eKind::Tcp => AppConfig::Tcp {
-            tcp: TcpConfig {
-                mss_bytes: s.e2e.mss_bytes,
-                initial_window_pkts: s.e2e.initial_window_pkts,
-                rwnd_bytes: s.e2e.rwnd_bytes,
-                min_rto: ms(s.e2e.min_rto_ms),
-                delayed_ack: s.e2e.delayed_ack,
-                delack_segments: s.e2e.delack_segments,
-                delack_timeout: ms(s.e2e.delack_timeout_ms),
-                total_bytes: s.e2e.bytes,
-                dsack: s.e2e.dsack,
-            },
-            cc: s.e2e.cc,
-            hystart: s.e2e.hystart,
-            cubic_undo: s.e2e.cubic_undo,
-            bbr2: s.e2e.bbr2.to_core(),
-        },
+        E2eKind::Tcp => AppConfig::Tcp { tcp, cc: linux_cc(s.e2e.cc) },
         E2eKind::Udp => AppConfig::Udp {
             packet_bytes: s.e2e.udp_packet_bytes,
             rate_bytes_per_s: mbps_to_bytes_per_s(s.udp_rate_mbps()),
@@ -184,6 +200,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
         bin: ms(s.sim.bin_ms),
         path_handshake: s.sim.path_handshake,
         noise: world_noise(s),
+        tcp_paths,
     })
 }
 
@@ -303,6 +320,10 @@ fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f6
                 packets_sent: out.path_sent_pkts[i],
                 packets_lost_detected: out.path_lost_pkts[i],
                 cwnd_bytes_mean: means.path_cwnd_bytes.get(i).copied().unwrap_or(0.0),
+                send_queue_bytes_mean: out
+                    .path_send_queue_bytes
+                    .as_ref()
+                    .map(|q| q[i].mean_max().mean),
             }
         })
         .collect();

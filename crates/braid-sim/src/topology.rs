@@ -15,9 +15,6 @@
 
 use std::time::Duration;
 
-use braid_core::cc::cubic::{Cubic, CubicConfig, CubicUndo};
-use braid_core::cc::hystart::HystartConfig;
-use braid_core::cc::{Bbr2Tuning, CcAlgorithm, Controller};
 use braid_core::tunnel::{TunnelConfig, TunnelReceiver};
 use braid_core::Instant;
 use rand::SeedableRng;
@@ -28,7 +25,8 @@ use crate::link::{Enqueue, Link, LinkSpec, LinkStats};
 use crate::metrics::{PathSample, Series, Stat, TraceRow};
 use crate::noise::{stream, stream_seed, Host, HostQueue, Jitter, HOSTS};
 use crate::packet::{Packet, PacketPool, Payload, PktId};
-use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::tcp::{Ack, LinuxCc, Segment, TcpConfig, TcpReceiver, TcpSender};
+use crate::tcp_tunnel::{StreamRx, StreamTx, TcpPathsConfig};
 use crate::tunnel_sender::{Departure, SimSender};
 use crate::udp::UdpSource;
 
@@ -42,10 +40,7 @@ pub enum AppConfig {
     /// picks what undoing a spurious recovery restores. BBRv2/v3 run with `bbr2`.
     Tcp {
         tcp: TcpConfig,
-        cc: CcAlgorithm,
-        hystart: bool,
-        cubic_undo: CubicUndo,
-        bbr2: Bbr2Tuning,
+        cc: LinuxCc,
     },
     Udp {
         packet_bytes: u32,
@@ -74,6 +69,10 @@ pub struct WorldConfig {
     pub path_handshake: bool,
     /// The noise model, resolved ([`crate::scenario::NoiseConfig`]).
     pub noise: WorldNoise,
+    /// Kernel TCP paths (`tunnel.transport = "tcp"`): the connections' TCP and how the tunnel
+    /// writes into them; `None` runs datagram paths. `tunnel` is then the core's configuration
+    /// for streams, and `tunnel.cc` names each connection's controller.
+    pub tcp_paths: Option<TcpPathsConfig>,
 }
 
 /// The noise model in simulator units, its random start already drawn (docs/design.md
@@ -144,6 +143,9 @@ struct Tunnel {
     proxy_rx: TunnelReceiver<PktId>,
     ue_tx: SimSender,
     ue_rx: TunnelReceiver<PktId>,
+    /// Over kernel TCP paths, each direction's receiving ends of the paths' connections: the
+    /// downlink's at the UE, the uplink's at the proxy.
+    streams: Option<[StreamRx; 2]>,
 }
 
 /// Per-direction tunnel accounting (index 0 downlink, 1 uplink).
@@ -175,6 +177,8 @@ pub struct Outcome {
     pub path_downlink_stats: Vec<LinkStats>,
     pub server_link_drops: u64,
     pub path_srtt_ms: Vec<Stat>,
+    /// Over kernel TCP paths, each downlink connection's send queue, bytes, per sample.
+    pub path_send_queue_bytes: Option<Vec<Stat>>,
     pub path_sent_pkts: Vec<u64>,
     pub path_lost_pkts: Vec<u64>,
     pub account: [DirAccount; 2],
@@ -218,6 +222,7 @@ pub struct World {
     /// Head-of-line delay of the packets delivered since the last trace sample.
     sample_hol_ms: Stat,
     path_srtt_ms: Vec<Stat>,
+    path_send_queue_bytes: Option<Vec<Stat>>,
     e2e_srtt_ms: Stat,
     wait_limit_ms: Stat,
     series: Series,
@@ -225,6 +230,9 @@ pub struct World {
     sample_interval: Duration,
     max_time: Instant,
     simulated_packets: u64,
+    /// Reused buffers of the kernel-TCP paths' segments and ACKs, by path.
+    segments_out: Vec<(usize, Segment)>,
+    acks_out: Vec<(usize, Ack)>,
 }
 
 const SERVER_DL: usize = 0;
@@ -259,24 +267,10 @@ impl World {
             hops.push(Hop::ProxyFromUe(i));
         }
         let (server, ue_app) = match &cfg.app {
-            AppConfig::Tcp { tcp, cc, hystart, cubic_undo, bbr2 } => {
-                let params = braid_core::cc::CcParams {
-                    mss_bytes: tcp.mss_bytes as u64,
-                    initial_window_pkts: tcp.initial_window_pkts as u64,
-                };
+            AppConfig::Tcp { tcp, cc } => {
                 // The end-to-end Cubic stands for a Linux server's; `hystart` is its switch.
-                let controller: Box<dyn Controller> = match cc {
-                    CcAlgorithm::Cubic => {
-                        let hystart = hystart.then(HystartConfig::default);
-                        let config =
-                            CubicConfig { hystart, undo: *cubic_undo, ..CubicConfig::linux() };
-                        Box::new(Cubic::with_config(params, config))
-                    }
-                    _ if cfg.noise.cc_phase => {
-                        cc.build_randomized(params, stream_seed(cfg.seed, stream::CC_E2E), bbr2)
-                    }
-                    _ => cc.build_tuned(params, 0, bbr2),
-                };
+                let seed = cfg.noise.cc_phase.then(|| stream_seed(cfg.seed, stream::CC_E2E));
+                let controller = cc.build(tcp.cc_params(), seed);
                 (
                     ServerApp::Tcp(Box::new(TcpSender::new(*tcp, controller))),
                     UeApp::Tcp(Box::new(TcpReceiver::new(*tcp))),
@@ -293,12 +287,41 @@ impl World {
                 cc_seed: cfg.noise.cc_phase.then(|| stream_seed(cfg.seed, s)),
                 ..t.clone()
             };
-            Tunnel {
-                header_bytes: t.header_bytes,
-                proxy_tx: SimSender::new(&seeded(stream::CC_DOWNLINK)),
-                proxy_rx: TunnelReceiver::new(t),
-                ue_tx: SimSender::new(&seeded(stream::CC_UPLINK)),
-                ue_rx: TunnelReceiver::new(t),
+            match &cfg.tcp_paths {
+                None => Tunnel {
+                    header_bytes: t.header_bytes,
+                    proxy_tx: SimSender::new(&seeded(stream::CC_DOWNLINK)),
+                    proxy_rx: TunnelReceiver::new(t),
+                    ue_tx: SimSender::new(&seeded(stream::CC_UPLINK)),
+                    ue_rx: TunnelReceiver::new(t),
+                    streams: None,
+                },
+                Some(tp) => {
+                    let side = |s: u64| {
+                        let ccs = (0..n_paths)
+                            .map(|i| {
+                                let seed = cfg
+                                    .noise
+                                    .cc_phase
+                                    .then(|| stream_seed(cfg.seed, s).wrapping_add(i as u64));
+                                tp.cc.build(tp.tcp.cc_params(), seed)
+                            })
+                            .collect();
+                        SimSender::Stream(Box::new(StreamTx::new(t, tp, ccs)))
+                    };
+                    Tunnel {
+                        // Segments carry their own headers: frames add nothing on a link.
+                        header_bytes: 0,
+                        proxy_tx: side(stream::CC_DOWNLINK),
+                        proxy_rx: TunnelReceiver::new(t),
+                        ue_tx: side(stream::CC_UPLINK),
+                        ue_rx: TunnelReceiver::new(t),
+                        streams: Some([
+                            StreamRx::new(tp.tcp, n_paths),
+                            StreamRx::new(tp.tcp, n_paths),
+                        ]),
+                    }
+                }
             }
         });
         let hosts = cfg.noise.host_jitter.map_or_else(Vec::new, |j| {
@@ -338,6 +361,7 @@ impl World {
             hol_ms: Stat::default(),
             sample_hol_ms: Stat::default(),
             path_srtt_ms: vec![Stat::default(); n_paths],
+            path_send_queue_bytes: cfg.tcp_paths.as_ref().map(|_| vec![Stat::default(); n_paths]),
             e2e_srtt_ms: Stat::default(),
             wait_limit_ms: Stat::default(),
             series: Series {
@@ -350,6 +374,8 @@ impl World {
             sample_interval: cfg.sample_interval,
             max_time: Instant::ZERO + cfg.max_time,
             simulated_packets: 0,
+            segments_out: Vec::new(),
+            acks_out: Vec::new(),
         }
     }
 
@@ -514,14 +540,50 @@ impl World {
             }
             return;
         };
-        if let Payload::Feedback(f) = p.payload {
-            let fb = *self.pool.feedback(f);
-            let sender = if tx == Agent::ProxyTx { &mut t.proxy_tx } else { &mut t.ue_tx };
-            sender.handle_feedback(now, &fb);
-            self.pool.free(id);
-            self.pump(tx);
-            return;
+        let sender = if tx == Agent::ProxyTx { &mut t.proxy_tx } else { &mut t.ue_tx };
+        match p.payload {
+            Payload::Feedback(f) => {
+                let fb = *self.pool.feedback(f);
+                sender.handle_feedback(now, &fb);
+                self.pool.free(id);
+                self.pump(tx);
+                return;
+            }
+            // An ACK of this end's own connection on path i.
+            Payload::PathAck(ack) => {
+                if let Some(s) = sender.as_stream_mut() {
+                    s.handle_ack(now, i, &ack);
+                }
+                self.pool.free(id);
+                self.pump(tx);
+                return;
+            }
+            // A segment of the other end's connection: whole frames go on to the receiver.
+            Payload::PathSegment(seg) => {
+                self.pool.free(id);
+                let down = rx == Agent::UeRx;
+                if let Some(streams) = t.streams.as_mut() {
+                    streams[usize::from(!down)].handle_segment(now, i, &seg);
+                }
+                while let Some((path, frame)) = self.tunnel.as_mut().and_then(|t| {
+                    t.streams.as_mut().and_then(|s| s[usize::from(!down)].poll_frame())
+                }) {
+                    self.tunnel_data_arrived(rx, path, frame);
+                }
+                self.pump(rx);
+                return;
+            }
+            _ => {}
         }
+        self.tunnel_data_arrived(rx, i, id);
+        self.pump(rx);
+    }
+
+    /// A tunnel data packet reached the tunnel receiver `rx` from path `i`.
+    fn tunnel_data_arrived(&mut self, rx: Agent, i: usize, id: PktId) {
+        let now = self.now;
+        let p = *self.pool.get(id);
+        let Some(t) = self.tunnel.as_mut() else { return };
         let Some(header) = p.tunnel else {
             self.free(id);
             return;
@@ -539,7 +601,6 @@ impl World {
             let Some(dup) = receiver.poll_rejected() else { break };
             self.drop_packet(dup, |a| &mut a.reorder_drops);
         }
-        self.pump(rx);
     }
 
     fn enter_tunnel(&mut self, tx: Agent, id: PktId) {
@@ -606,7 +667,12 @@ impl World {
                     s.handle_timeout(now);
                 }
             }
-            Agent::ProxyRx | Agent::UeRx => {}
+            Agent::ProxyRx | Agent::UeRx => {
+                let down = agent == Agent::UeRx;
+                if let Some(s) = self.tunnel.as_mut().and_then(|t| t.streams.as_mut()) {
+                    s[usize::from(!down)].handle_timeout(now);
+                }
+            }
         }
         self.pump(agent);
     }
@@ -643,6 +709,9 @@ impl World {
                     }
                 }
             }
+            Agent::ProxyTx | Agent::UeTx if self.is_stream_tunnel() => {
+                self.pump_stream_sender(agent == Agent::ProxyTx)
+            }
             Agent::ProxyTx | Agent::UeTx => {
                 let down = agent == Agent::ProxyTx;
                 while let Some(t) = self.tunnel.as_mut() {
@@ -663,12 +732,69 @@ impl World {
         self.arm(agent);
     }
 
+    /// Whether the tunnel's paths are kernel TCP connections.
+    fn is_stream_tunnel(&self) -> bool {
+        self.tunnel.as_ref().is_some_and(|t| t.streams.is_some())
+    }
+
+    /// The scheduler writes what the paths' connections take, and each connection sends the
+    /// segments its window and pacing allow.
+    fn pump_stream_sender(&mut self, down: bool) {
+        let now = self.now;
+        let Some(Tunnel { proxy_tx, ue_tx, streams: Some(streams), .. }) = self.tunnel.as_mut()
+        else {
+            return;
+        };
+        let Some(s) = (if down { proxy_tx } else { ue_tx }).as_stream_mut() else { return };
+        let rx = &mut streams[usize::from(!down)];
+        s.update_paths();
+        while let Some(w) = s.poll_write(now, &mut self.pool) {
+            rx.expect(w);
+        }
+        let mut out = std::mem::take(&mut self.segments_out);
+        for i in 0..s.path_count() {
+            while let Some(seg) = s.poll_segment(now, i) {
+                out.push((i, seg));
+            }
+        }
+        for (i, seg) in out.drain(..) {
+            let id = self.pool.alloc(Packet::new(Payload::PathSegment(seg), seg.wire_len(), down));
+            self.send(if down { path_dl(i) } else { path_ul(i) }, id);
+        }
+        self.segments_out = out;
+    }
+
+    /// The ACKs the receiving ends of the paths' connections owe, each on its path's reverse
+    /// link.
+    fn send_path_acks(&mut self, down: bool) {
+        let now = self.now;
+        let Some(Tunnel { streams: Some(streams), .. }) = self.tunnel.as_mut() else { return };
+        let rx = &mut streams[usize::from(!down)];
+        let mut out = std::mem::take(&mut self.acks_out);
+        for i in 0..rx.path_count() {
+            while let Some(ack) = rx.poll_ack(now, i) {
+                out.push((i, ack));
+            }
+        }
+        for (i, ack) in out.drain(..) {
+            let id = self.pool.alloc(Packet::new(Payload::PathAck(ack), ack.wire_len(), !down));
+            self.send(if down { path_ul(i) } else { path_dl(i) }, id);
+        }
+        self.acks_out = out;
+    }
+
     fn pump_receiver(&mut self, down: bool) {
         let now = self.now;
+        self.send_path_acks(down);
+        let streams = self.is_stream_tunnel();
         loop {
             let Some(t) = self.tunnel.as_mut() else { return };
             let r = if down { &mut t.ue_rx } else { &mut t.proxy_rx };
             if let Some(fb) = r.poll_feedback(now) {
+                if streams {
+                    // Nothing reads it: each path's TCP acknowledges by itself.
+                    continue;
+                }
                 let len = FEEDBACK_OUTER_HEADER_BYTES + fb.encoded_len() as u32;
                 let i = fb.path_id as usize;
                 // Feedback for downlink data travels uplink, and vice versa.
@@ -706,8 +832,13 @@ impl World {
             },
             Agent::ProxyTx => self.tunnel.as_ref()?.proxy_tx.poll_timeout(),
             Agent::UeTx => self.tunnel.as_ref()?.ue_tx.poll_timeout(),
-            Agent::ProxyRx => self.tunnel.as_ref()?.proxy_rx.poll_timeout(),
-            Agent::UeRx => self.tunnel.as_ref()?.ue_rx.poll_timeout(),
+            Agent::ProxyRx | Agent::UeRx => {
+                let t = self.tunnel.as_ref()?;
+                let down = agent == Agent::UeRx;
+                let rx = if down { &t.ue_rx } else { &t.proxy_rx };
+                let stream = t.streams.as_ref().and_then(|s| s[usize::from(!down)].poll_timeout());
+                [rx.poll_timeout(), stream].into_iter().flatten().min()
+            }
         }
     }
 
@@ -749,6 +880,11 @@ impl World {
                     s.srtt_ms = srtt.as_secs_f64() * 1e3;
                     self.path_srtt_ms[i].add(s.srtt_ms);
                 }
+                if let (Some(q), Some(tx)) =
+                    (self.path_send_queue_bytes.as_mut(), t.proxy_tx.as_stream())
+                {
+                    q[i].add(tx.send_queue_bytes(i) as f64);
+                }
             }
             self.series.path_trace.push(s);
         }
@@ -783,6 +919,11 @@ impl World {
             as u64;
         n[0] += t.ue_rx.held_len() as u64;
         n[1] += t.proxy_rx.held_len() as u64;
+        if let Some(s) = &t.streams {
+            // Frames inside the paths' connections: written and not yet whole at the far end.
+            n[0] += s[0].held_len() as u64;
+            n[1] += s[1].held_len() as u64;
+        }
         let waiting = self.hosts.iter().flat_map(|h| h.items().map(|(_, id)| id));
         for id in self.links.iter().flat_map(|l| l.packets()).chain(waiting) {
             let p = self.pool.get(id);
@@ -820,6 +961,7 @@ impl World {
                 .sum(),
             path_downlink_stats: (0..n).map(|i| self.links[path_dl(i)].stats).collect(),
             path_srtt_ms: self.path_srtt_ms.clone(),
+            path_send_queue_bytes: self.path_send_queue_bytes.clone(),
             path_sent_pkts: (0..n)
                 .map(|i| {
                     t.map_or(self.links[path_dl(i)].stats.tx_pkts, |t| {

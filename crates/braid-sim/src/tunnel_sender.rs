@@ -19,6 +19,7 @@ use braid_core::wire::Feedback;
 use braid_core::Instant;
 
 use crate::packet::{Packet, PacketPool, PktId};
+use crate::tcp_tunnel::StreamTx;
 
 /// One direction's tunnel sender.
 pub enum SimSender {
@@ -26,6 +27,10 @@ pub enum SimSender {
     ByIndex(TunnelSender<PktId>),
     /// Retransmissions or redundant copies: the sender holds the packets.
     ByValue(TunnelSender<Packet>),
+    /// Kernel TCP paths (`tunnel.transport = "tcp"`): the scheduler writes into each path's
+    /// connection ([`StreamTx`]); the methods of datagram senders that have no meaning here
+    /// (feedback, RTT seeds, pacing queues) do nothing.
+    Stream(Box<StreamTx>),
 }
 
 /// A packet the sender put on a path, now in its own pool slot.
@@ -38,10 +43,11 @@ pub struct Departure {
 
 /// Calls the same method on whichever sender is inside.
 macro_rules! each {
-    ($self:expr, $s:ident => $call:expr) => {
+    ($self:expr, $s:ident => $call:expr, stream $t:ident => $scall:expr) => {
         match $self {
             SimSender::ByIndex($s) => $call,
             SimSender::ByValue($s) => $call,
+            SimSender::Stream($t) => $scall,
         }
     };
 }
@@ -82,6 +88,28 @@ impl SimSender {
                 pool.free(id);
                 s.handle_packet(now, p, p.inner_len).err()
             }
+            SimSender::Stream(s) => {
+                let refused = s.handle_packet(now, pool, id)?;
+                let p = *pool.get(refused);
+                pool.free(refused);
+                Some(p)
+            }
+        }
+    }
+
+    /// The kernel-TCP sender inside, if this is one.
+    pub fn as_stream(&self) -> Option<&StreamTx> {
+        match self {
+            SimSender::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The kernel-TCP sender inside, if this is one.
+    pub fn as_stream_mut(&mut self) -> Option<&mut StreamTx> {
+        match self {
+            SimSender::Stream(s) => Some(s),
+            _ => None,
         }
     }
 
@@ -99,46 +127,48 @@ impl SimSender {
                 let id = pool.alloc(Packet { tunnel: Some(tx.header), ..tx.payload });
                 Some(Departure { path: tx.path, id, copy: tx.copy })
             }
+            // Frames go into connections, not onto links: see `StreamTx::poll_write`.
+            SimSender::Stream(_) => None,
         }
     }
 
     pub fn on_path_rtt_sample(&mut self, path: usize, rtt: Duration) {
-        each!(self, s => s.on_path_rtt_sample(path, rtt))
+        each!(self, s => s.on_path_rtt_sample(path, rtt), stream _t => {})
     }
 
     pub fn handle_feedback(&mut self, now: Instant, fb: &Feedback) {
-        each!(self, s => s.handle_feedback(now, fb))
+        each!(self, s => s.handle_feedback(now, fb), stream _t => {})
     }
 
     pub fn handle_timeout(&mut self, now: Instant) {
-        each!(self, s => s.handle_timeout(now))
+        each!(self, s => s.handle_timeout(now), stream t => t.handle_timeout(now))
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {
-        each!(self, s => s.poll_timeout())
+        each!(self, s => s.poll_timeout(), stream t => t.poll_timeout())
     }
 
     pub fn queue_len(&self) -> usize {
-        each!(self, s => s.queue_len())
+        each!(self, s => s.queue_len(), stream t => t.queue_len())
     }
 
     pub fn pacing_queue_len(&self, path: usize) -> usize {
-        each!(self, s => s.pacing_queue_len(path))
+        each!(self, s => s.pacing_queue_len(path), stream _t => 0)
     }
 
     pub fn path_metrics(&self, path: usize) -> PathMetrics {
-        each!(self, s => s.path_metrics(path))
+        each!(self, s => s.path_metrics(path), stream t => t.path_metrics(path))
     }
 
     pub fn path_stats(&self, path: usize) -> PathStats {
-        each!(self, s => s.path_stats(path))
+        each!(self, s => s.path_stats(path), stream t => t.path_stats(path))
     }
 
     pub fn stats(&self) -> SenderStats {
-        each!(self, s => s.stats())
+        each!(self, s => s.stats(), stream t => t.stats())
     }
 
     pub fn scheduler_metrics(&self) -> SchedulerMetrics {
-        each!(self, s => s.scheduler_metrics())
+        each!(self, s => s.scheduler_metrics(), stream t => t.scheduler_metrics())
     }
 }

@@ -362,6 +362,7 @@ mod tests {
             packets_sent: 1,
             packets_lost_detected: 0,
             cwnd_bytes_mean: 0.0,
+            send_queue_bytes_mean: None,
         };
         let report = braid_sim::Report { paths: vec![path], ..Default::default() };
         let mut finished = Finished::new();

@@ -12,7 +12,6 @@ use braid_lab::lab::{self, LabMode, LabOptions, LabOutput};
 use braid_lab::netns::cleanup_stale;
 use braid_lab::topology::{Emulator, TAG};
 use braid_lab::transfer::{self, Receiver, ReceiverConfig, SenderConfig};
-use braid_net::config::Transport;
 use braid_net::signal::TerminationSignals;
 use braid_sim::Scenario;
 use clap::{Args, Subcommand, ValueEnum};
@@ -42,10 +41,6 @@ pub struct LabArgs {
     /// Link emulator: tc htb (rate and buffer only) or `braid linkem` (delay, loss, CoDel too).
     #[arg(long, value_enum, default_value_t = EmulatorArg::Htb)]
     emulator: EmulatorArg,
-    /// The tunnel's paths: UDP datagrams, or kernel TCP connections running `tunnel.cc`
-    /// (newreno, cubic or bbr; needs `--set tunnel.reliability=reliable`).
-    #[arg(long, value_enum, default_value_t = TransportArg::Udp)]
-    transport: TransportArg,
     /// Write the resolved scenario, summary.json and transfer.json (all samples) here.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -55,12 +50,6 @@ pub struct LabArgs {
 enum ModeArg {
     Baseline,
     Tunnel,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum TransportArg {
-    Udp,
-    Tcp,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -146,10 +135,6 @@ pub fn run(args: LabArgs) -> Result<()> {
         emulator,
         with_baseline: args.baseline,
         braid_exe: std::env::current_exe().context("locating the braid executable")?,
-        transport: match args.transport {
-            TransportArg::Udp => Transport::Udp,
-            TransportArg::Tcp => Transport::Tcp,
-        },
         ..LabOptions::default()
     };
     let out = lab::run(&s, &opts, cancel)?;

@@ -13,12 +13,11 @@ use std::net::Ipv4Addr;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use braid_lab::lab::{check_scenario, start_tunnel_over, transfer_configs, TRANSFER_PORT};
+use braid_lab::lab::{check_scenario, start_tunnel, transfer_configs, TRANSFER_PORT};
 use braid_lab::netns::unique_prefix;
 use braid_lab::topology::{Emulator, Topology, TopologyOptions};
 use braid_lab::transfer::{run_pair, TransferReport};
 use braid_lab::tunnel::TunnelPair;
-use braid_net::config::Transport;
 use braid_net::metrics::Snapshot;
 use braid_sim::Scenario;
 
@@ -27,13 +26,15 @@ use common::{braid_exe, fail_path_1_during, leftovers, serial, udp_flow, Failove
 /// The default scenario with BBR on every path's TCP connection, `overrides` on top, its
 /// topology with htb paths, and a TCP-transport tunnel pair routed on the UE.
 fn bring_up(overrides: &[&str]) -> (Scenario, Topology, TunnelPair, String) {
-    let mut all = vec!["tunnel.cc=bbr".to_string(), "tunnel.reliability=reliable".to_string()];
+    let mut all = ["tunnel.transport=tcp", "tunnel.cc=bbr", "tunnel.reliability=reliable"]
+        .map(String::from)
+        .to_vec();
     all.extend(overrides.iter().map(|s| s.to_string()));
     let s = Scenario::from_toml_str("", &all).unwrap();
     let prefix = unique_prefix("btcp");
     let opts = TopologyOptions { prefix: prefix.clone(), emulator: Emulator::Htb };
     let topo = Topology::build(&s, &opts).unwrap();
-    let pair = start_tunnel_over(&topo, &s, braid_exe(), Transport::Tcp).unwrap();
+    let pair = start_tunnel(&topo, &s, braid_exe()).unwrap();
     (s, topo, pair, prefix)
 }
 

@@ -26,7 +26,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use braid_core::cc::CcAlgorithm;
-use braid_net::config::Transport;
 use braid_sim::scenario::E2eKind;
 use braid_sim::Scenario;
 
@@ -107,8 +106,6 @@ pub struct LabOptions {
     pub tag: String,
     /// The `braid` executable that runs `braid tunnel` (normally `std::env::current_exe()`).
     pub braid_exe: std::path::PathBuf,
-    /// What carries the tunnel's paths: UDP datagrams or kernel TCP connections.
-    pub transport: Transport,
 }
 
 impl Default for LabOptions {
@@ -119,7 +116,6 @@ impl Default for LabOptions {
             with_baseline: false,
             tag: crate::topology::TAG.to_string(),
             braid_exe: "braid".into(),
-            transport: Transport::Udp,
         }
     }
 }
@@ -228,7 +224,7 @@ fn run_once(
     let (ue_addr, tunnel) = match mode {
         LabMode::Baseline => (topo.route_single_path(1)?, None),
         LabMode::Tunnel => {
-            let pair = start_tunnel_over(&topo, s, &opts.braid_exe, opts.transport)?;
+            let pair = start_tunnel(&topo, s, &opts.braid_exe)?;
             (pair.spec().client_addr, Some(pair))
         }
     };
@@ -258,21 +254,10 @@ pub fn start_tunnel(
     s: &Scenario,
     braid_exe: &Path,
 ) -> Result<TunnelPair, LabError> {
-    start_tunnel_over(topo, s, braid_exe, Transport::Udp)
-}
-
-/// [`start_tunnel`] with paths of `transport`.
-pub fn start_tunnel_over(
-    topo: &Topology,
-    s: &Scenario,
-    braid_exe: &Path,
-    transport: Transport,
-) -> Result<TunnelPair, LabError> {
     let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
     let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
     spec.costs = s.paths.iter().map(|p| p.cost).collect();
     spec.tunnel = s.tunnel.clone();
-    spec.transport = transport;
     let pair = TunnelPair::start(&spec, braid_exe, TUNNEL_READY_TIMEOUT)?;
     topo.ue().ip(&["route", "replace", "default", "dev", crate::tunnel::CLIENT_IF])?;
     Ok(pair)

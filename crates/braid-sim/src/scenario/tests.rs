@@ -579,10 +579,10 @@ fn tuning_tables_reach_the_core_from_files_and_overrides() {
 fn e2e_bbr2_reaches_the_server() {
     use crate::topology::AppConfig;
     let s = load("", &["e2e.cc=bbr2", "e2e.bbr2.loss_thresh_percent=5"]).unwrap();
-    let AppConfig::Tcp { bbr2, .. } = crate::run::world_config(&s, false).unwrap().app else {
+    let AppConfig::Tcp { cc, .. } = crate::run::world_config(&s, false).unwrap().app else {
         panic!("a TCP download");
     };
-    assert_eq!(bbr2.loss_thresh_percent, 5);
+    assert_eq!(cc.bbr2.loss_thresh_percent, 5);
     assert_eq!(s.tunnel.bbr2, Bbr2Table::default(), "the tunnel's table is another one");
 }
 
@@ -591,7 +591,7 @@ fn e2e_cubic_undo_reaches_the_server_and_names_its_choices() {
     use crate::topology::AppConfig;
     use braid_core::cc::cubic::CubicUndo;
     let undo = |s: &Scenario| match crate::run::world_config(s, false).unwrap().app {
-        AppConfig::Tcp { cubic_undo, .. } => cubic_undo,
+        AppConfig::Tcp { cc, .. } => cc.cubic_undo,
         AppConfig::Udp { .. } => panic!("a TCP download"),
     };
     assert_eq!(undo(&Scenario::default()), CubicUndo::Rfc9438);

@@ -46,7 +46,9 @@ mod tests;
 
 use std::time::Duration;
 
-use braid_core::cc::CcParams;
+use braid_core::cc::cubic::{Cubic, CubicConfig, CubicUndo};
+use braid_core::cc::hystart::HystartConfig;
+use braid_core::cc::{Bbr2Tuning, CcAlgorithm, CcParams, Controller};
 use braid_core::time::Instant;
 
 pub use receiver::{TcpReceiver, TcpReceiverMetrics};
@@ -69,6 +71,35 @@ pub const DEFAULT_RWND_BYTES: u64 = 6 * 1024 * 1024;
 /// Default download size of the reference experiment (Pieska et al. 2024: a 300 MB greedy
 /// download).
 pub const DEFAULT_TOTAL_BYTES: u64 = 300_000_000;
+
+/// The congestion control of a Linux-like connection, as a scenario names it: Linux's Cubic
+/// (`tcp_cubic.c`, [`CubicConfig::linux`]) with HyStart switched by `hystart` and `cubic_undo`
+/// choosing what undoing a spurious recovery restores; NewReno (Linux `reno`), BBR and BBRv2/v3
+/// from braid-core, BBRv2/v3 with `bbr2`. The end-to-end TCP and kernel TCP tunnel paths
+/// ([`crate::tcp_tunnel`]) both build theirs here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinuxCc {
+    pub cc: CcAlgorithm,
+    pub hystart: bool,
+    pub cubic_undo: CubicUndo,
+    pub bbr2: Bbr2Tuning,
+}
+
+impl LinuxCc {
+    /// A fresh controller; `phase_seed` draws a random controller phase (the noise model's
+    /// `cc_phase`) for the algorithms that have one.
+    pub fn build(&self, params: CcParams, phase_seed: Option<u64>) -> Box<dyn Controller> {
+        match (self.cc, phase_seed) {
+            (CcAlgorithm::Cubic, _) => {
+                let hystart = self.hystart.then(HystartConfig::default);
+                let config = CubicConfig { hystart, undo: self.cubic_undo, ..CubicConfig::linux() };
+                Box::new(Cubic::with_config(params, config))
+            }
+            (cc, Some(seed)) => cc.build_randomized(params, seed, &self.bbr2),
+            (cc, None) => cc.build_tuned(params, 0, &self.bbr2),
+        }
+    }
+}
 
 /// Configuration of one end-to-end TCP connection (both ends use the same values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -28,6 +28,8 @@
 //! Out-of-order data is held as a sorted list of ranges, at most one per two segments of the
 //! receive window, reserved up front.
 
+use std::collections::BTreeMap;
+
 use braid_core::time::Instant;
 
 use super::ranges::RangeSet;
@@ -50,11 +52,15 @@ pub struct TcpReceiverMetrics {
     pub bytes_delivered: u64,
 }
 
-/// The receiving end of a greedy download.
+/// The receiving end of a greedy download ([`TcpReceiver::new`]) or of a byte stream
+/// ([`TcpReceiver::stream`]).
 #[derive(Debug)]
 pub struct TcpReceiver {
     config: TcpConfig,
     total_segments: u64,
+    /// Payload bytes of the out-of-order segments of a stream, whose lengths the download's
+    /// fixed segmentation cannot give (`None` for a download).
+    stream_lens: Option<BTreeMap<u64, u32>>,
     /// Next segment expected in order (`RCV.NXT`).
     rcv_nxt: u64,
     /// Received segments above `rcv_nxt`.
@@ -79,9 +85,24 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(config: TcpConfig) -> Self {
+        Self::with(config, config.total_segments(), None)
+    }
+
+    /// The receiving end of a stream ([`super::TcpSender::stream`]): segments of any length,
+    /// never complete. `config.total_bytes` is not read.
+    pub fn stream(config: TcpConfig) -> Self {
+        Self::with(config, u64::MAX, Some(BTreeMap::new()))
+    }
+
+    fn with(
+        config: TcpConfig,
+        total_segments: u64,
+        stream_lens: Option<BTreeMap<u64, u32>>,
+    ) -> Self {
         TcpReceiver {
             config,
-            total_segments: config.total_segments(),
+            total_segments,
+            stream_lens,
             rcv_nxt: 0,
             out_of_order: RangeSet::with_window(config.window_segments()),
             recent: [0; REMEMBERED_SACK_BLOCKS],
@@ -100,6 +121,11 @@ impl TcpReceiver {
     /// Payload bytes delivered in order to the application.
     pub fn bytes_delivered(&self) -> u64 {
         self.metrics.bytes_delivered
+    }
+
+    /// Next segment expected in order (`RCV.NXT`, in segments).
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
     }
 
     /// Every byte of the transfer was delivered.
@@ -136,6 +162,9 @@ impl TcpReceiver {
         }
         if seq > self.rcv_nxt {
             self.metrics.out_of_order_segments += 1;
+            if let Some(lens) = self.stream_lens.as_mut() {
+                lens.insert(seq, seg.len_bytes);
+            }
             let block = self.out_of_order.insert(seq, seq + 1);
             self.remember_block(seq, block);
             self.ack_now = true;
@@ -148,7 +177,16 @@ impl TcpReceiver {
         if let Some(next) = self.out_of_order.pop_first_at(self.rcv_nxt) {
             self.rcv_nxt = next.end;
         }
-        let newly = self.config.bytes_before(self.rcv_nxt) - self.config.bytes_before(before);
+        let newly = match self.stream_lens.as_mut() {
+            None => self.config.bytes_before(self.rcv_nxt) - self.config.bytes_before(before),
+            Some(lens) => {
+                let mut newly = u64::from(seg.len_bytes);
+                while let Some(e) = lens.first_entry().filter(|e| *e.key() < self.rcv_nxt) {
+                    newly += u64::from(e.remove());
+                }
+                newly
+            }
+        };
         self.metrics.bytes_delivered += newly;
         if filled_gap || !self.config.delayed_ack {
             self.ack_now = true;

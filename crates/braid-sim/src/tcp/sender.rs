@@ -161,11 +161,19 @@ struct UndoArmed {
     lost_undelivered: u64,
 }
 
-/// The sending end of a greedy download.
+/// The sending end of a greedy download ([`TcpSender::new`]) or of a byte stream an
+/// application writes into over time ([`TcpSender::stream`]).
 #[derive(Debug)]
 pub struct TcpSender {
     config: TcpConfig,
-    total_segments: u64,
+    /// Bytes there are to send: the download's size, or what the application has written.
+    limit_bytes: u64,
+    /// A stream: more bytes may be written, and the sender is never complete.
+    stream: bool,
+    /// Payload bytes of segments `0..nxt` (Linux `snd_nxt` as a byte count).
+    sent_bytes: u64,
+    /// Payload bytes of segments `0..una` (`snd_una`).
+    acked_bytes: u64,
     cc: Box<dyn Controller>,
     board: Scoreboard,
     rack: Rack,
@@ -196,10 +204,26 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(config: TcpConfig, cc: Box<dyn Controller>) -> Self {
+        Self::with_limit(config, cc, config.total_bytes, false)
+    }
+
+    /// The sending end of a byte stream (a tunnel path's TCP connection): nothing to send until
+    /// [`TcpSender::write`]. Segments are cut when they first leave, of at most one MSS from
+    /// what is written and not yet sent (Linux `tcp_sendmsg` appends to the unsent tail, and
+    /// with `TCP_NODELAY` a short tail leaves at once when the window allows); a retransmission
+    /// repeats its segment's bytes. `config.total_bytes` is not read.
+    pub fn stream(config: TcpConfig, cc: Box<dyn Controller>) -> Self {
+        Self::with_limit(config, cc, 0, true)
+    }
+
+    fn with_limit(config: TcpConfig, cc: Box<dyn Controller>, limit: u64, stream: bool) -> Self {
         let window = config.window_segments();
         TcpSender {
             config,
-            total_segments: config.total_segments(),
+            limit_bytes: limit,
+            stream,
+            sent_bytes: 0,
+            acked_bytes: 0,
             cc,
             board: Scoreboard::new(window),
             rack: Rack::new(window),
@@ -224,9 +248,40 @@ impl TcpSender {
         }
     }
 
-    /// Every byte has been cumulatively acknowledged.
+    /// Every byte of a download has been cumulatively acknowledged (a stream never completes).
     pub fn is_complete(&self) -> bool {
-        self.board.una() >= self.total_segments
+        !self.stream && self.acked_bytes >= self.limit_bytes
+    }
+
+    /// Appends `bytes` to a stream's send queue.
+    pub fn write(&mut self, bytes: u64) {
+        debug_assert!(self.stream, "only a stream takes writes");
+        self.limit_bytes += bytes;
+    }
+
+    /// Bytes written and not yet cumulatively acknowledged (what `ss` shows as Send-Q).
+    pub fn unacked_bytes(&self) -> u64 {
+        self.limit_bytes - self.acked_bytes
+    }
+
+    /// Bytes written and never sent (Linux `tcpi_notsent_bytes`).
+    pub fn notsent_bytes(&self) -> u64 {
+        self.limit_bytes - self.sent_bytes
+    }
+
+    /// Bytes cumulatively acknowledged.
+    pub fn acked_bytes(&self) -> u64 {
+        self.acked_bytes
+    }
+
+    /// Bytes written into a stream so far (a download's size).
+    pub fn written_bytes(&self) -> u64 {
+        self.limit_bytes
+    }
+
+    /// The RTT variation of RFC 6298 (Linux `tcpi_rttvar`).
+    pub fn rttvar(&self) -> Duration {
+        self.rtt.rttvar()
     }
 
     pub fn config(&self) -> &TcpConfig {
@@ -243,7 +298,7 @@ impl TcpSender {
             cwnd_bytes: self.cc.cwnd_bytes(),
             in_flight_bytes: self.board.pipe(),
             outstanding_bytes: self.board.outstanding_bytes(),
-            bytes_acked: self.config.bytes_before(self.board.una()),
+            bytes_acked: self.acked_bytes,
             srtt: self.rtt.srtt(),
             min_rtt: self.rtt.min_rtt(),
             rto: self.rto(),
@@ -289,14 +344,14 @@ impl TcpSender {
             // sample app-limited until a window's worth more was delivered, and the controller
             // would not grow (a 25 s stall at cwnd 1 after an RTO, found in the Pieska et al. 2024
             // matrix).
-            if self.board.nxt() >= self.total_segments
+            if self.sent_bytes >= self.limit_bytes
                 && pipe + u64::from(self.config.mss_bytes) <= cwnd
             {
                 self.rate.on_app_limited(pipe);
             }
             return None;
         };
-        let len = self.config.segment_len(seq);
+        let len = self.segment_len(seq);
         if pipe > 0 && pipe + u64::from(len) > cwnd {
             return None;
         }
@@ -309,12 +364,22 @@ impl TcpSender {
 
     /// New data may be sent: some is left and it fits in `snd_una + rwnd`.
     fn new_data_allowed(&self) -> bool {
-        let nxt = self.board.nxt();
-        if nxt >= self.total_segments {
-            return false;
+        let len = self.new_segment_len();
+        len > 0 && self.sent_bytes + u64::from(len) - self.acked_bytes <= self.config.rwnd_bytes
+    }
+
+    /// Payload bytes of the next new segment: one MSS, or what is left.
+    fn new_segment_len(&self) -> u32 {
+        (self.limit_bytes - self.sent_bytes).min(u64::from(self.config.mss_bytes)) as u32
+    }
+
+    /// Payload bytes of segment `seq`: fixed when it first left, or the next new one's.
+    fn segment_len(&self, seq: u64) -> u32 {
+        if seq < self.board.nxt() {
+            self.board.get(seq).len_bytes
+        } else {
+            self.new_segment_len()
         }
-        let end = self.config.bytes_before(nxt) + u64::from(self.config.segment_len(nxt));
-        end - self.config.bytes_before(self.board.una()) <= self.config.rwnd_bytes
     }
 
     fn pacing_rate(&self) -> Option<u64> {
@@ -323,7 +388,7 @@ impl TcpSender {
 
     /// Puts segment `seq` on the wire and does the bookkeeping of a departure.
     fn transmit(&mut self, now: Instant, seq: u64, retransmission: bool, probe: bool) -> Segment {
-        let len = self.config.segment_len(seq);
+        let len = self.segment_len(seq);
         // Linux `tcp_rate_skb_sent` restarts the sampling clocks when `packets_out` is zero;
         // the flight the segment joins is the pipe plus itself (`tx.in_flight`).
         let tx_in_flight = self.board.pipe() + u64::from(len);
@@ -339,6 +404,7 @@ impl TcpSender {
         } else {
             debug_assert_eq!(seq, self.board.nxt());
             self.board.push_new(len, info);
+            self.sent_bytes += u64::from(len);
         }
         self.segments_sent += 1;
         self.cc.on_sent(now, u64::from(len), self.board.pipe());
@@ -419,6 +485,7 @@ impl TcpSender {
             let Some((seq, s)) = self.board.pop_acked() else {
                 break;
             };
+            self.acked_bytes += u64::from(s.len_bytes);
             if !s.sacked {
                 self.on_delivered(now, seq, &s, min_rtt, &mut delivered);
             }

@@ -1,0 +1,121 @@
+//! Kernel TCP tunnel paths in the simulator (`tunnel.transport = "tcp"`): what such a tunnel
+//! promises end to end and the mechanisms that make it differ from datagram paths, seen from
+//! the report.
+
+use braid_sim::{run, run_with_baseline, Scenario};
+
+/// `text` with kernel TCP paths, `bytes` to download and `extra` overrides.
+fn tcp_paths(text: &str, bytes: u64, extra: &[&str]) -> Scenario {
+    let mut o: Vec<String> = vec![
+        "tunnel.transport=tcp".into(),
+        "tunnel.reliability=reliable".into(),
+        format!("e2e.bytes={bytes}"),
+    ];
+    o.extend(extra.iter().map(|s| s.to_string()));
+    Scenario::from_toml_str(text, &o).expect("valid scenario")
+}
+
+/// The default scenario's two paths.
+fn scenario(extra: &[&str]) -> Scenario {
+    tcp_paths("", 20_000_000, extra)
+}
+
+/// One path only (path 1 of the default scenario), as a tunnel over a single TCP connection.
+fn one_path(extra: &[&str]) -> Scenario {
+    tcp_paths("[[paths]]\nname = \"wifi\"\n", 30_000_000, extra)
+}
+
+#[test]
+fn every_kernel_controller_carries_the_download_whole_and_the_tunnel_copies_nothing() {
+    for cc in ["newreno", "cubic", "bbr"] {
+        for e2e in ["cubic", "bbr"] {
+            let s = scenario(&[&format!("tunnel.cc={cc}"), &format!("e2e.cc={e2e}")]);
+            let out = run_with_baseline(&s).expect("runs");
+            let r = &out.report;
+            assert_eq!(r.e2e.bytes_delivered, 20_000_000, "{cc}/{e2e}");
+            // The connections repair their own losses; the tunnel never resends a packet.
+            assert_eq!((r.tunnel.retransmissions, r.tunnel.redundant_copies), (0, 0));
+            // Both paths carry data, and the two together beat path 1 alone.
+            assert!(r.paths.iter().all(|p| p.bytes > 1_000_000), "{cc}/{e2e}: {:?}", r.paths);
+            let relative = r.relative_dlct.unwrap();
+            assert!(relative < 0.95, "{cc}/{e2e}: relative DLCT {relative:.3}");
+            assert!(r.paths.iter().all(|p| p.send_queue_bytes_mean.is_some()));
+        }
+    }
+}
+
+#[test]
+fn random_loss_on_a_path_is_repaired_by_its_connection_not_seen_end_to_end() {
+    // 1% loss on path 1's downlink. Over datagram paths the end-to-end TCP would resend what
+    // the tunnel lost; over TCP paths the path's connection resends it, and the packets behind
+    // the hole wait for it (head-of-line blocking) instead of being lost.
+    let s = scenario(&["tunnel.cc=cubic", "e2e.cc=bbr", "paths.0.loss=0.01"]);
+    let r = run(&s, false).expect("runs").report;
+    assert_eq!(r.e2e.bytes_delivered, 20_000_000);
+    assert!(r.drops.bottleneck[0] > 0, "the link lost segments: {:?}", r.drops);
+    assert!(r.paths[0].packets_lost_detected > 0, "path 1's TCP found them: {:?}", r.paths[0]);
+    // The end-to-end TCP resends less than the link lost. What it still resends are frames
+    // that waited behind a hole longer than the receiver's wait limit, which let later packets
+    // of the other path go first: it sees them reordered, not lost, and RACK without DSACK
+    // takes some for losses.
+    assert!(
+        r.e2e.retransmissions < r.drops.bottleneck[0],
+        "end to end {} against {} lost on the link",
+        r.e2e.retransmissions,
+        r.drops.bottleneck[0]
+    );
+}
+
+#[test]
+fn a_send_buffer_writer_hides_a_queue_the_cwnd_writer_keeps_in_the_scheduler() {
+    // Cubic end to end over one Reno connection. The cwnd writer (Braid's daemon) writes only
+    // what the window takes: the connection's send queue stays near one window, and the
+    // backlog waits in the tunnel's scheduler queue. The sndbuf writer (OpenVPN's) fills the
+    // autotuned send buffer, about twice the window and more in skb memory, up to 4 MiB: the
+    // queue moves into the kernel and the end-to-end RTT grows with it.
+    let q = |writer: &str| {
+        let s = one_path(&[
+            "tunnel.cc=newreno",
+            "e2e.cc=cubic",
+            &format!("tunnel.tcp.writer={writer}"),
+            "tunnel.sched_queue_pkts=500",
+        ]);
+        let r = run(&s, false).expect("runs").report;
+        assert_eq!(r.e2e.bytes_delivered, 30_000_000);
+        (r.paths[0].send_queue_bytes_mean.unwrap(), r.e2e.srtt_ms_mean, r.paths[0].cwnd_bytes_mean)
+    };
+    let (cwnd_q, cwnd_rtt, cwnd_w) = q("cwnd");
+    let (buf_q, buf_rtt, buf_w) = q("sndbuf");
+    eprintln!(
+        "cwnd writer: send queue {cwnd_q:.0} B (cwnd {cwnd_w:.0}), e2e srtt {cwnd_rtt:.1} ms; \
+         sndbuf writer: send queue {buf_q:.0} B (cwnd {buf_w:.0}), e2e srtt {buf_rtt:.1} ms"
+    );
+    assert!(cwnd_q <= 1.2 * cwnd_w, "the cwnd writer's send queue stays within a window");
+    assert!(buf_q >= 1.5 * buf_w, "the sndbuf writer queues beyond the window");
+    assert!(buf_rtt > 1.2 * cwnd_rtt, "the hidden queue shows in the end-to-end RTT");
+}
+
+#[test]
+fn controllers_the_kernel_lacks_and_unreliable_paths_are_refused_by_name() {
+    let err = |o: &[&str]| {
+        let mut all = vec!["tunnel.transport=tcp".to_string()];
+        all.extend(o.iter().map(|s| s.to_string()));
+        Scenario::from_toml_str("", &all).unwrap_err().to_string()
+    };
+    let e = err(&["tunnel.reliability=reliable", "tunnel.cc=ccid2"]);
+    assert!(e.contains("tunnel.cc") && e.contains("newreno, cubic, bbr"), "{e}");
+    let e = err(&["tunnel.cc=bbr"]);
+    assert!(e.contains("tunnel.reliability"), "{e}");
+    let e = err(&["tunnel.reliability=reliable", "tunnel.tcp.writer=always"]);
+    assert!(e.contains("tunnel.tcp.writer") && e.contains("cwnd, sndbuf"), "{e}");
+}
+
+#[test]
+fn the_same_scenario_and_seed_give_the_same_report() {
+    let s = scenario(&["tunnel.cc=bbr", "e2e.cc=cubic", "paths.0.loss=0.005"]);
+    let json = || {
+        let r = braid_sim::Report { wall_s: 0.0, ..run(&s, false).expect("runs").report };
+        serde_json::to_string(&r).unwrap()
+    };
+    assert_eq!(json(), json());
+}
