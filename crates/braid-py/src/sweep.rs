@@ -41,7 +41,10 @@ pub fn sweep_local(
     let progress = if progress { ProgressMode::for_stderr() } else { ProgressMode::Quiet };
     py.detach(|| {
         let spec = load(&spec)?;
-        summary_json(braid_sweep::run(&spec, &Options { out, jobs, shard, progress, caches: None }))
+        summary_json(braid_sweep::run(
+            &spec,
+            &Options { out, jobs, shard, progress, caches: None, backend: None },
+        ))
     })
 }
 
@@ -96,8 +99,10 @@ pub fn sweep_record(
 ) -> PyResult<()> {
     py.detach(|| {
         let spec = load(&spec)?;
-        let runs: Vec<Finished> =
-            runs.into_iter().map(|(id, line, ok)| Finished { id, line, ok }).collect();
+        let runs: Vec<Finished> = runs
+            .into_iter()
+            .map(|(id, line, ok)| Finished { id, line, ok, cancelled: false })
+            .collect();
         chunks::record(&spec, &out, &runs).map_err(to_py)
     })
 }

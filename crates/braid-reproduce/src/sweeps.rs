@@ -22,7 +22,7 @@ pub fn run(
 ) -> Result<(Spec, Summary), ReproduceError> {
     let spec = Spec::load(spec_path).map_err(|source| ReproduceError::Spec { which, source })?;
     let caches = Some(Arc::clone(caches));
-    let opts = braid_sweep::Options { out, jobs, shard: None, progress, caches };
+    let opts = braid_sweep::Options { out, jobs, shard: None, progress, caches, backend: None };
     let summary =
         braid_sweep::run(&spec, &opts).map_err(|source| ReproduceError::Sweep { which, source })?;
     Ok((spec, summary))

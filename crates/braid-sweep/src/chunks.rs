@@ -164,6 +164,7 @@ mod tests {
             shard: None,
             progress: Mode::Quiet,
             caches: None,
+            backend: None,
         };
         run(&spec, &opts).unwrap();
 

@@ -9,12 +9,13 @@ use std::thread;
 use braid_sim::Scenario;
 use serde::Serialize;
 
+use crate::backend::Measure;
 use crate::baseline::BaselineCache;
 use crate::journal::{self, Finished, JOURNAL_FILE};
 use crate::outdir::{self, SUMMARY_FILE, TABLE_FILE};
 use crate::plan::{cell_overrides, run_key, selected_runs, RunKey, Shard};
 use crate::progress::{Mode, Progress};
-use crate::runner::{execute, RunCache};
+use crate::runner::{execute_with, RunCache};
 use crate::spec::Spec;
 use crate::{parquet_out, table, SweepError, BRAID_VERSION, GIT_COMMIT};
 
@@ -31,6 +32,9 @@ pub struct Options {
     /// Caches to share with other sweeps of this process (`braid reproduce` runs a dozen
     /// whose cells overlap); `None`: this sweep's own.
     pub caches: Option<Arc<Caches>>,
+    /// Measure the runs with this backend instead of simulating them, one at a time
+    /// ([`crate::backend`]); `jobs` and the caches are then not used.
+    pub backend: Option<Arc<dyn Measure>>,
 }
 
 /// The baselines and the reports by resolved scenario that sweeps run one after another in one
@@ -119,8 +123,18 @@ pub struct Pending {
 /// Checks the spec's cells, makes (or checks) the sweep folder `out`, and reads its journal:
 /// what a sweep, or a shard of it, has left to run.
 pub fn prepare(spec: &Spec, out: &Path, shard: Option<Shard>) -> Result<Pending, SweepError> {
+    prepare_backend(spec, out, shard, None)
+}
+
+/// [`prepare`] for the runs of `backend` (`None`: the simulator).
+fn prepare_backend(
+    spec: &Spec,
+    out: &Path,
+    shard: Option<Shard>,
+    backend: Option<&str>,
+) -> Result<Pending, SweepError> {
     check_cells(spec)?;
-    outdir::prepare(out, spec)?;
+    outdir::prepare_backend(out, spec, backend)?;
     let finished = journal::read(&out.join(JOURNAL_FILE), spec.runs())?;
     let selected: Vec<u64> = selected_runs(spec, shard).collect();
     let pending: Vec<u64> =
@@ -133,7 +147,10 @@ pub fn prepare(spec: &Spec, out: &Path, shard: Option<Shard>) -> Result<Pending,
 /// `runs.parquet` and `sweep.json` there.
 pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
     let start = std::time::Instant::now();
-    let Pending { pending, skipped } = prepare(spec, &opts.out, opts.shard)?;
+    let backend = opts.backend.as_deref();
+    let Pending { pending, skipped } =
+        prepare_backend(spec, &opts.out, opts.shard, backend.map(|b| b.name()))?;
+    let jobs = if backend.is_some() { 1 } else { opts.jobs.max(1) };
     let journal_path = opts.out.join(JOURNAL_FILE);
 
     let writer = Mutex::new(journal::Writer::open(&journal_path)?);
@@ -162,14 +179,18 @@ pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
             }
             progress.draw(true);
         });
-        let workers: Vec<_> = (0..opts.jobs.max(1).min(pending.len()))
+        let workers: Vec<_> = (0..jobs.min(pending.len()))
             .map(|_| {
                 scope.spawn(|| {
                     while !stop.load(Ordering::Relaxed) {
                         let Some(&id) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             break;
                         };
-                        let done = execute(spec, id, cache, runs);
+                        let done = execute_with(spec, id, cache, runs, backend);
+                        if done.cancelled {
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
                         let written =
                             writer.lock().unwrap_or_else(|e| e.into_inner()).append(&done.line);
                         if let Err(e) = written {
@@ -207,7 +228,7 @@ pub fn run(spec: &Spec, opts: &Options) -> Result<Summary, SweepError> {
         ran,
         baselines_simulated: cache.simulated() - baselines_before,
         scenarios_simulated: runs.computed() - scenarios_before,
-        jobs: opts.jobs,
+        jobs,
         shard: opts.shard.map(|s| s.to_string()),
         merged_from: Vec::new(),
         wall_s,
@@ -325,6 +346,7 @@ mod tests {
             shard: None,
             progress: Mode::Quiet,
             caches: None,
+            backend: None,
         };
         let summary = run(&spec, &opts).unwrap();
         assert_eq!((summary.rows, summary.failed, summary.ran), (4, 0, 4));
@@ -360,6 +382,7 @@ mod tests {
             shard: None,
             progress: Mode::Quiet,
             caches: None,
+            backend: None,
         };
         let summary = run(&spec, &opts).unwrap();
         assert_eq!((summary.rows, summary.failed, summary.ran), (4, 0, 4));
@@ -397,6 +420,7 @@ mod tests {
             shard: None,
             progress: Mode::Quiet,
             caches,
+            backend: None,
         };
         let a = run(&first, &opts("a", Some(Arc::clone(&caches)))).unwrap();
         assert_eq!((a.baselines_simulated, a.scenarios_simulated), (2, 2));
@@ -426,8 +450,14 @@ mod tests {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let text = "base = \"scenarios/default.toml\"\n[set]\n\"e2e.bytes\" = 500000\n";
         let spec = Spec::parse(text, &repo.join("spec.toml"), &repo).unwrap();
-        let opts =
-            Options { out: dir.clone(), jobs: 1, shard: None, progress: Mode::Quiet, caches: None };
+        let opts = Options {
+            out: dir.clone(),
+            jobs: 1,
+            shard: None,
+            progress: Mode::Quiet,
+            caches: None,
+            backend: None,
+        };
         run(&spec, &opts).unwrap();
         let first = std::fs::read(dir.join(TABLE_FILE)).unwrap();
         let again = run(&spec, &opts).unwrap();

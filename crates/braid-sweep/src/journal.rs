@@ -37,8 +37,9 @@ pub struct Record<'a> {
     pub braid_version: &'a str,
     pub git_commit: &'a str,
     pub scenario_hash: Option<&'a str>,
-    /// The run's `braid_sim::Report`, as `braid sim --json` prints it; null when it failed.
-    pub report: Option<&'a braid_sim::Report>,
+    /// The run's report, as `braid sim --json` prints it (or a measuring backend in that
+    /// schema, [`crate::Measure`]); null when it failed.
+    pub report: Option<&'a serde_json::value::RawValue>,
 }
 
 /// The finished runs of a journal: each run id's line, as written.

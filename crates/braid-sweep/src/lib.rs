@@ -8,12 +8,14 @@
 //! where it stopped; at the end the journal becomes `runs.parquet` ([`table`],
 //! [`parquet_out`]). Shards (`run_id % N`) run apart and merge into the same table; an outside
 //! scheduler (a Dask cluster, through the Python package) can drive a sweep chunk by chunk
-//! ([`chunks`]) into the same table too.
+//! ([`chunks`]) into the same table too. A [`Measure`] backend replaces the simulator, one run
+//! at a time (the real lab, through the `braid` binary; [`backend`]).
 //! docs/sweeps.md describes the format and the columns.
 //!
 //! The library has no command-line code, so other front ends (a Python binding) can reuse it.
 
 pub mod axis;
+pub mod backend;
 pub mod baseline;
 pub mod chunks;
 pub mod engine;
@@ -32,6 +34,7 @@ pub mod table;
 
 use std::path::PathBuf;
 
+pub use backend::Measure;
 pub use engine::{merge, prepare, run, Caches, Options, Pending, Summary};
 pub use plan::{Shard, ShardError};
 pub use progress::Mode as ProgressMode;

@@ -7,6 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use braid_sim::{run, Report, Scenario};
 
+use crate::backend::Measure;
 use crate::baseline::BaselineCache;
 use crate::hash::fnv1a_hex;
 use crate::journal::Record;
@@ -21,6 +22,8 @@ pub struct Finished {
     pub id: u64,
     pub line: String,
     pub ok: bool,
+    /// The measuring backend was asked to stop during the run: not a result, not journaled.
+    pub cancelled: bool,
 }
 
 /// What a run produced, before it is written down.
@@ -38,19 +41,40 @@ struct Outcome {
 /// deterministic given the scenario and its seed).
 pub type RunCache = OnceMap<Result<Report, String>>;
 
-/// Runs run `id` of the sweep and makes its journal record.
+/// Runs run `id` of the sweep in the simulator and makes its journal record.
 pub fn execute(spec: &Spec, id: u64, cache: &BaselineCache, runs: &RunCache) -> Finished {
+    execute_with(spec, id, cache, runs, None)
+}
+
+/// Runs run `id` with `backend` (the simulator when `None`) and makes its journal record.
+pub fn execute_with(
+    spec: &Spec,
+    id: u64,
+    cache: &BaselineCache,
+    runs: &RunCache,
+    backend: Option<&dyn Measure>,
+) -> Finished {
     let key = run_key(spec, id);
     let mut outcome = Outcome::default();
-    let caught = catch_unwind(AssertUnwindSafe(|| {
-        simulate(spec, &cell_overrides(spec, &key), key.rep, cache, runs, &mut outcome)
+    let overrides = cell_overrides(spec, &key);
+    let caught = catch_unwind(AssertUnwindSafe(|| match backend {
+        None => simulate(spec, &overrides, key.rep, cache, runs, &mut outcome)
+            .and_then(|r| serde_json::to_string(&r).map_err(|e| e.to_string())),
+        Some(b) => measure(spec, &overrides, key.rep, b, &mut outcome),
     }));
     let result = match caught {
         Ok(result) => result,
-        Err(panic) => Err(format!("the simulator panicked: {}", panic_message(&panic))),
+        Err(panic) => Err(format!(
+            "{} panicked: {}",
+            backend.map_or("the simulator", |b| b.name()),
+            panic_message(&panic)
+        )),
     };
+    let result = result.and_then(|text| {
+        serde_json::value::RawValue::from_string(text).map_err(|e| format!("the report: {e}"))
+    });
     let (report, error) = match &result {
-        Ok(report) => (Some(report), None),
+        Ok(report) => (Some(report.as_ref()), None),
         Err(e) => (None, Some(e.as_str())),
     };
     let record = Record {
@@ -65,13 +89,41 @@ pub fn execute(spec: &Spec, id: u64, cache: &BaselineCache, runs: &RunCache) -> 
         report,
     };
     let line = serde_json::to_string(&record).expect("a record serializes");
-    Finished { id, line, ok: report.is_some() }
+    let cancelled = backend.is_some_and(|b| b.cancelled());
+    Finished { id, line, ok: report.is_some(), cancelled }
 }
 
 /// Seed of repetition `rep` of a cell whose resolved scenario has seed `seed`.
 pub fn rep_seed(seed: u64, rep: u32) -> Result<u64, String> {
     seed.checked_add(u64::from(rep))
         .ok_or_else(|| format!("seed {seed} + rep {rep} does not fit in 64 bits; lower seed"))
+}
+
+/// The run's scenario, as [`simulate`] resolves it, measured by `backend`.
+fn measure(
+    spec: &Spec,
+    overrides: &[String],
+    rep: u32,
+    backend: &dyn Measure,
+    outcome: &mut Outcome,
+) -> Result<String, String> {
+    let s = resolve(spec, overrides, rep, outcome)?;
+    backend.measure(&s, spec.baseline)
+}
+
+/// The run's scenario: the cell's, with its repetition's seed; records both in `outcome`.
+fn resolve(
+    spec: &Spec,
+    overrides: &[String],
+    rep: u32,
+    outcome: &mut Outcome,
+) -> Result<Scenario, String> {
+    let mut s: Scenario = Scenario::load(&spec.base, overrides).map_err(|e| e.to_string())?;
+    s.seed = rep_seed(s.seed, rep)?;
+    outcome.seed = Some(s.seed);
+    let toml = s.to_toml_string().map_err(|e| e.to_string())?;
+    outcome.scenario_hash = Some(fnv1a_hex(&toml));
+    Ok(s)
 }
 
 fn simulate(
@@ -82,11 +134,7 @@ fn simulate(
     runs: &RunCache,
     outcome: &mut Outcome,
 ) -> Result<Report, String> {
-    let mut s: Scenario = Scenario::load(&spec.base, overrides).map_err(|e| e.to_string())?;
-    s.seed = rep_seed(s.seed, rep)?;
-    outcome.seed = Some(s.seed);
-    let toml = s.to_toml_string().map_err(|e| e.to_string())?;
-    outcome.scenario_hash = Some(fnv1a_hex(&toml));
+    let s = resolve(spec, overrides, rep, outcome)?;
     let unkeyed = Scenario { keys: Vec::new(), ..s.clone() };
     let run_key = unkeyed.to_toml_string().map_err(|e| e.to_string())?;
     let mut report = runs

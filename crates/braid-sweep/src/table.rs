@@ -265,6 +265,10 @@ mod tests {
     }
 
     fn record(id: u64, report: Option<&braid_sim::Report>) -> String {
+        let raw = report.map(|r| {
+            serde_json::value::RawValue::from_string(serde_json::to_string(r).unwrap()).unwrap()
+        });
+        let report = raw.as_deref();
         let rec = crate::journal::Record {
             run: id,
             rep: 0,

@@ -53,9 +53,20 @@ enum ModeArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum EmulatorArg {
+pub enum EmulatorArg {
     Htb,
     Linkem,
+}
+
+/// The test bed's emulator for `arg`; linkem runs as this executable.
+pub fn emulator(arg: EmulatorArg) -> Result<Emulator> {
+    Ok(match arg {
+        EmulatorArg::Htb => Emulator::Htb,
+        EmulatorArg::Linkem => Emulator::Linkem {
+            braid_exe: std::env::current_exe().context("locating the braid executable")?,
+            ready_timeout: LINKEM_READY_TIMEOUT,
+        },
+    })
 }
 
 #[derive(Args)]
@@ -107,7 +118,7 @@ fn seconds(what: &str, s: f64) -> Result<Duration> {
 /// limit): the first one makes the run return an error, and its guards remove namespaces and
 /// processes; a second one exits at once (status 130), and `cleanup_stale` removes what that
 /// leaves at the next start. Called before any thread starts.
-fn stop_on_signals() -> Result<&'static std::sync::atomic::AtomicBool> {
+pub fn stop_on_signals() -> Result<&'static std::sync::atomic::AtomicBool> {
     let signals = TerminationSignals::block().context("handling SIGINT/SIGTERM")?;
     signals.into_flag().context("handling SIGINT/SIGTERM")
 }
@@ -120,13 +131,7 @@ pub fn run(args: LabArgs) -> Result<()> {
     if !removed.is_empty() {
         eprintln!("removed namespaces of earlier killed runs: {}", removed.join(" "));
     }
-    let emulator = match args.emulator {
-        EmulatorArg::Htb => Emulator::Htb,
-        EmulatorArg::Linkem => Emulator::Linkem {
-            braid_exe: std::env::current_exe().context("locating the braid executable")?,
-            ready_timeout: LINKEM_READY_TIMEOUT,
-        },
-    };
+    let emulator = emulator(args.emulator)?;
     let opts = LabOptions {
         mode: match args.mode {
             ModeArg::Baseline => LabMode::Baseline,

@@ -1,12 +1,18 @@
-//! `braid sweep`: the command-line front of braid-sweep (docs/sweeps.md).
+//! `braid sweep`: the command-line front of braid-sweep (docs/sweeps.md), with the simulator
+//! or the real namespace lab (`--backend lab`) running the runs.
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-use anyhow::Result;
-use braid_sweep::{ProgressMode, Shard, Spec};
-use clap::Args;
+use anyhow::{bail, Result};
+use braid_lab::lab::{self, LabMode, LabOptions};
+use braid_sim::Scenario;
+use braid_sweep::{Measure, ProgressMode, Shard, Spec};
+use clap::{Args, ValueEnum};
 
+use crate::lab::{emulator, stop_on_signals, EmulatorArg};
 use crate::output::outln;
 
 #[derive(Args)]
@@ -26,10 +32,71 @@ pub struct SweepArgs {
     /// (repeatable).
     #[arg(long, value_name = "SHARD_DIR")]
     merge: Vec<PathBuf>,
+    /// What runs each run: the simulator, or the namespace lab (real kernel TCP end to end, two
+    /// `braid tunnel` daemons, emulated links; needs root; one run at a time, each with its own
+    /// baseline when the spec asks for one).
+    #[arg(long, value_enum, default_value_t = BackendArg::Sim)]
+    backend: BackendArg,
+    /// The lab's link emulator (`--backend lab`): `braid linkem` (delay, loss, CoDel) or tc htb
+    /// (rate and buffer only, no delay).
+    #[arg(long, value_enum, default_value_t = EmulatorArg::Linkem)]
+    emulator: EmulatorArg,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BackendArg {
+    Sim,
+    Lab,
+}
+
+/// The namespace lab as a sweep backend: each run is `braid lab --mode tunnel` of the run's
+/// scenario (with `--baseline` when the spec has `baseline = true`), its report in the
+/// simulator's schema plus the lab's own fields.
+struct LabBackend {
+    opts: LabOptions,
+    cancel: &'static AtomicBool,
+}
+
+impl Measure for LabBackend {
+    fn name(&self) -> &str {
+        "lab"
+    }
+
+    fn measure(&self, s: &Scenario, baseline: bool) -> Result<String, String> {
+        let opts = LabOptions { with_baseline: baseline, ..self.opts.clone() };
+        let out = lab::run(s, &opts, self.cancel).map_err(|e| format!("{e:#}"))?;
+        serde_json::to_string(&out.report).map_err(|e| e.to_string())
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
 }
 
 pub fn run(args: SweepArgs) -> Result<()> {
     let spec = Spec::load(&args.spec)?;
+    let backend: Option<Arc<dyn Measure>> = match args.backend {
+        BackendArg::Sim => None,
+        BackendArg::Lab => {
+            if !args.merge.is_empty() || args.shard.is_some() {
+                bail!("--backend lab runs a whole sweep in one place: no --shard or --merge");
+            }
+            crate::logging::init(false);
+            let cancel = stop_on_signals()?;
+            let removed = braid_lab::netns::cleanup_stale(braid_lab::topology::TAG)?;
+            if !removed.is_empty() {
+                eprintln!("removed namespaces of earlier killed runs: {}", removed.join(" "));
+            }
+            let opts = LabOptions {
+                mode: LabMode::Tunnel,
+                emulator: emulator(args.emulator)?,
+                braid_exe: std::env::current_exe()?,
+                ..LabOptions::default()
+            };
+            Some(Arc::new(LabBackend { opts, cancel }))
+        }
+    };
+    let lab = backend.is_some();
     let summary = if args.merge.is_empty() {
         let jobs = args
             .jobs
@@ -41,17 +108,19 @@ pub fn run(args: SweepArgs) -> Result<()> {
             shard: args.shard,
             progress: ProgressMode::for_stderr(),
             caches: None,
+            backend,
         };
         braid_sweep::run(&spec, &opts)?
     } else {
         braid_sweep::merge(&spec, &args.out, &args.merge)?
     };
     outln!(
-        "{}: {} rows ({} failed); {} runs simulated now, {} found done, in {:.1} s",
+        "{}: {} rows ({} failed); {} runs {} now, {} found done, in {:.1} s",
         args.out.join(braid_sweep::outdir::TABLE_FILE).display(),
         summary.rows,
         summary.failed,
         summary.ran,
+        if lab { "measured in the lab" } else { "simulated" },
         summary.skipped,
         summary.wall_s
     )?;
