@@ -394,6 +394,7 @@ impl DaemonConfig {
                 "the data plane derives it from the real headers (outer IP, UDP, crypto, braid): remove it",
             ));
         }
+        check_tcp_table(&tunnel.tcp)?;
         if i.transport == Transport::Tcp {
             check_tunnel(&tunnel)?;
         }
@@ -534,6 +535,23 @@ fn tunnel_error(e: FieldError) -> ConfigError {
         }
         other @ FieldError::Serialize { .. } => invalid("tunnel", other.to_string()),
     }
+}
+
+/// `[tunnel.tcp]` describes what the simulator models; the daemon is one such writer, with its
+/// own framing and the kernel's buffers, so it takes the defaults only.
+fn check_tcp_table(t: &braid_config::TcpTable) -> Result<(), ConfigError> {
+    let d = braid_config::TcpTable::default();
+    let refuse = |field: &str, why: &str| Err(invalid(field, format!("{why}: remove it")));
+    if t.writer != d.writer {
+        return refuse("tunnel.tcp.writer", "the daemon writes while the window has room (cwnd)");
+    }
+    if t.frame_bytes != d.frame_bytes {
+        return refuse("tunnel.tcp.frame_bytes", "the daemon frames with its real headers");
+    }
+    if t.wmem_max_bytes != d.wmem_max_bytes {
+        return refuse("tunnel.tcp.wmem_max_bytes", "the kernel's net.ipv4.tcp_wmem sets it");
+    }
+    Ok(())
 }
 
 /// The kernel controller a `[tunnel]` section for TCP paths runs. The section's own validation
@@ -904,6 +922,18 @@ cost = 7
         assert!(e.to_string().contains("cpf"), "lists the schedulers: {e}");
         let e = DaemonConfig::from_toml_str(&CLIENT.replace("[peer]", "[peer]\nendpoint = 1"));
         assert!(e.unwrap_err().to_string().contains("endpoint"));
+    }
+
+    #[test]
+    fn the_model_only_tcp_table_keeps_its_defaults_in_a_daemon() {
+        for (line, key) in [
+            ("writer = \"sndbuf\"", "tunnel.tcp.writer"),
+            ("frame_bytes = 6", "tunnel.tcp.frame_bytes"),
+            ("wmem_max_bytes = 8388608", "tunnel.tcp.wmem_max_bytes"),
+        ] {
+            assert_eq!(err_field(&format!("{CLIENT}[tunnel.tcp]\n{line}\n")), key);
+        }
+        DaemonConfig::from_toml_str(&format!("{CLIENT}[tunnel.tcp]\nwriter = \"cwnd\"\n")).unwrap();
     }
 
     #[test]

@@ -25,6 +25,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use braid_config::{TcpWriter, Transport, TunnelConfig};
 use braid_core::cc::CcAlgorithm;
 use braid_sim::scenario::E2eKind;
 use braid_sim::Scenario;
@@ -152,7 +153,46 @@ pub fn check_scenario(s: &Scenario) -> Result<KernelCc, LabError> {
     if s.e2e.cc == CcAlgorithm::Cubic {
         check_hystart(s.e2e.hystart)?;
     }
+    if s.tunnel.transport == Transport::Tcp && s.tunnel.tcp.writer != TcpWriter::Cwnd {
+        return Err(LabError::Unsupported {
+            field: "tunnel.tcp.writer",
+            value: s.tunnel.tcp.writer.as_str().into(),
+            allowed: "the daemon writes while the window has room: cwnd".into(),
+        });
+    }
     Ok(cc)
+}
+
+/// The scenario's `[tunnel]` as the daemons get it, and what of it they cannot follow. The
+/// simulator's framing sizes (`header_bytes`, `tcp.frame_bytes`) and send-buffer cap
+/// (`tcp.wmem_max_bytes`) are model quantities: the daemon frames with its real headers
+/// (encryption included) and the kernel sizes its buffers, so they are reset to the defaults
+/// the daemon accepts and named in the report's `not_emulated`.
+pub fn daemon_tunnel(s: &Scenario) -> (TunnelConfig, Vec<String>) {
+    let (mut t, d) = (s.tunnel.clone(), TunnelConfig::default());
+    let mut notes = Vec::new();
+    if t.header_bytes != d.header_bytes {
+        notes.push(format!(
+            "tunnel.header_bytes = {}: the daemon's are its real headers",
+            t.header_bytes
+        ));
+        t.header_bytes = d.header_bytes;
+    }
+    if t.tcp.frame_bytes != d.tcp.frame_bytes {
+        notes.push(format!(
+            "tunnel.tcp.frame_bytes = {}: the daemon frames with its real headers",
+            t.tcp.frame_bytes
+        ));
+        t.tcp.frame_bytes = d.tcp.frame_bytes;
+    }
+    if t.tcp.wmem_max_bytes != d.tcp.wmem_max_bytes {
+        notes.push(format!(
+            "tunnel.tcp.wmem_max_bytes = {}: the kernel's tcp_wmem sets it",
+            t.tcp.wmem_max_bytes
+        ));
+        t.tcp.wmem_max_bytes = d.tcp.wmem_max_bytes;
+    }
+    (t, notes)
 }
 
 /// Where Linux keeps Cubic's HyStart switch. It is a module parameter, one for the whole host,
@@ -257,7 +297,7 @@ pub fn start_tunnel(
     let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
     let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
     spec.costs = s.paths.iter().map(|p| p.cost).collect();
-    spec.tunnel = s.tunnel.clone();
+    spec.tunnel = daemon_tunnel(s).0;
     let pair = TunnelPair::start(&spec, braid_exe, TUNNEL_READY_TIMEOUT)?;
     topo.ue().ip(&["route", "replace", "default", "dev", crate::tunnel::CLIENT_IF])?;
     Ok(pair)
@@ -354,7 +394,13 @@ fn summarise(
             Emulator::Htb => "htb".into(),
             Emulator::Linkem { .. } => "linkem".into(),
         },
-        not_emulated: topo.not_emulated(),
+        not_emulated: {
+            let mut notes = topo.not_emulated();
+            if mode == LabMode::Tunnel {
+                notes.extend(daemon_tunnel(s).1);
+            }
+            notes
+        },
         cc_effective: t.sender.cc_effective.clone(),
         goodput_series_mbps: t.receiver.goodput_series_mbps(),
     };
@@ -394,6 +440,24 @@ mod tests {
         assert_eq!(recv.bin, Duration::from_millis(100));
         assert_eq!(send.sample_interval, Duration::from_millis(10));
         assert_eq!(send.seed, s.seed);
+    }
+
+    #[test]
+    fn the_daemons_get_their_own_framing_and_the_report_says_so() {
+        let mut s = Scenario::default();
+        s.tunnel.transport = Transport::Tcp;
+        s.tunnel.tcp.frame_bytes = 66;
+        let (t, notes) = daemon_tunnel(&s);
+        assert_eq!(t.tcp.frame_bytes, TunnelConfig::default().tcp.frame_bytes);
+        assert_eq!(t.transport, Transport::Tcp, "what the daemons can do is kept");
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("tunnel.tcp.frame_bytes = 66"), "{notes:?}");
+        assert!(daemon_tunnel(&Scenario::default()).1.is_empty());
+        // The send-buffer writer is OpenVPN's, not the daemon's.
+        s.tunnel.cc = braid_core::cc::TunnelCc::Bbr;
+        s.tunnel.tcp.writer = TcpWriter::Sndbuf;
+        let err = check_scenario(&s).unwrap_err();
+        assert!(matches!(err, LabError::Unsupported { field: "tunnel.tcp.writer", .. }), "{err}");
     }
 
     #[test]
