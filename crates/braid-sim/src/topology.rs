@@ -36,8 +36,7 @@ const FEEDBACK_OUTER_HEADER_BYTES: u32 = 28;
 /// The end-to-end application.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AppConfig {
-    /// Cubic is Linux's ([`CubicConfig::linux`]); `hystart` switches its HyStart, `cubic_undo`
-    /// picks what undoing a spurious recovery restores. BBRv2/v3 run with `bbr2`.
+    /// A greedy download whose server runs `cc` as Linux would ([`LinuxCc`]).
     Tcp {
         tcp: TcpConfig,
         cc: LinuxCc,
