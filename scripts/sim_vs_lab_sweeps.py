@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The simulator against the lab, cell by cell, from two sweep folders of one spec: one run by
+the simulator, one by `braid sweep --backend lab` (docs/sweeps.md).
+
+    braid sweep SPEC --out out/X-sim
+    braid sweep SPEC --out out/X-lab --backend lab
+    python3 scripts/sim_vs_lab_sweeps.py out/X-sim out/X-lab
+
+Per cell: the simulator's relative DLCT as mean and sample standard deviation over its
+repetitions, the lab's as median and range over its repetitions, and whether the simulator's
+mean lies inside the lab's range. Over all cells: the mean absolute error between the
+simulator's mean and the lab's median (percentage points), Spearman's rank correlation of the
+two, and the share of cells on the same side of 100% (faster or slower than one path). Reads
+the journals (`runs.jsonl`) and the spec each folder keeps; both folders must hold the same
+spec (the same axes and repetitions give the same run ids).
+"""
+import argparse
+import itertools
+import json
+import statistics
+import sys
+import tomllib
+from pathlib import Path
+
+
+def cells(spec):
+    """Each cell's {axis: value or label}, in run order (last axis fastest)."""
+    names, values = [], []
+    for name, vals in spec.get("axes", {}).items():
+        names.append(name)
+        values.append([v["label"] if isinstance(v, dict) else v for v in vals])
+    for combo in itertools.product(*values):
+        yield dict(zip(names, combo))
+
+
+def relative_dlcts(folder):
+    """Spec, and per cell the relative DLCTs of its successful runs, in percent."""
+    spec = tomllib.loads(Path(folder, "spec.toml").read_text())
+    reps = spec.get("reps", 1)
+    rows = [json.loads(l) for l in Path(folder, "runs.jsonl").read_text().splitlines() if l.strip()]
+    by_run = {r["run"]: r for r in rows}
+    out = []
+    for c, cell in enumerate(cells(spec)):
+        vals = [100.0 * by_run[c * reps + r]["report"]["relative_dlct"]
+                for r in range(reps)
+                if by_run.get(c * reps + r, {}).get("status") == "ok"]
+        out.append((cell, vals))
+    return spec, out
+
+
+def ranks(xs):
+    """Ranks 1..n, ties sharing their mean rank."""
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    r = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+
+
+def spearman(a, b):
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = statistics.mean(ra), statistics.mean(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    sa = sum((x - ma) ** 2 for x in ra) ** 0.5
+    sb = sum((y - mb) ** 2 for y in rb) ** 0.5
+    return cov / (sa * sb) if sa and sb else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sim", help="folder of the simulated sweep")
+    ap.add_argument("lab", help="folder of the lab sweep (--backend lab)")
+    args = ap.parse_args()
+    sim_spec, sim = relative_dlcts(args.sim)
+    lab_spec, lab = relative_dlcts(args.lab)
+    if sim_spec.get("axes") != lab_spec.get("axes"):
+        sys.exit("the two folders hold different specs (their axes differ)")
+    names = list(sim_spec.get("axes", {}))
+    print("| " + " | ".join(names) + " | sim mean (sd) | lab median (range) | sim in lab range |")
+    print("|" + "---|" * (len(names) + 3))
+    pairs, inside = [], 0
+    for (cell, s), (_, l) in zip(sim, lab):
+        if not s or not l:
+            continue
+        sm = statistics.mean(s)
+        sd = statistics.stdev(s) if len(s) > 1 else 0.0
+        lm = statistics.median(l)
+        ok = min(l) <= sm <= max(l)
+        inside += ok
+        pairs.append((sm, lm))
+        print("| " + " | ".join(str(cell[n]) for n in names) +
+              f" | {sm:.1f}% ({sd:.1f}) | {lm:.1f}% ({min(l):.1f}-{max(l):.1f}) | {'yes' if ok else 'no'} |")
+    if not pairs:
+        sys.exit("no cell has runs in both folders")
+    mae = statistics.mean(abs(a - b) for a, b in pairs)
+    rho = spearman([a for a, _ in pairs], [b for _, b in pairs])
+    same = sum((a < 100) == (b < 100) for a, b in pairs) / len(pairs)
+    print()
+    print(f"cells: {len(pairs)}; simulator's mean inside the lab's range: {inside}; "
+          f"mean absolute error {mae:.1f} pp; Spearman {rho:.2f}; same side of 100%: {100 * same:.0f}%")
+
+
+if __name__ == "__main__":
+    main()
