@@ -41,7 +41,8 @@ pub struct LabArgs {
     /// Link emulator: tc htb (rate and buffer only) or `braid linkem` (delay, loss, CoDel too).
     #[arg(long, value_enum, default_value_t = EmulatorArg::Htb)]
     emulator: EmulatorArg,
-    /// Write the resolved scenario, summary.json and transfer.json (all samples) here.
+    /// Write the resolved scenario, summary.json, transfer.json (all samples) and, in tunnel
+    /// mode, tunnel_trace.csv (the proxy's paths every 100 ms) here.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -203,6 +204,15 @@ fn write_outputs(dir: &Path, s: &Scenario, out: &LabOutput) -> Result<()> {
     ];
     for (name, text) in files {
         write_atomic(&dir.join(name), &text)?;
+    }
+    if !out.tunnel_trace.is_empty() {
+        let mut csv = String::from(braid_lab::lab::tunnel_side::PathTraceRow::CSV_HEADER);
+        for row in &out.tunnel_trace {
+            csv.push('\n');
+            csv.push_str(&row.csv_line());
+        }
+        csv.push('\n');
+        write_atomic(&dir.join("tunnel_trace.csv"), &csv)?;
     }
     Ok(())
 }

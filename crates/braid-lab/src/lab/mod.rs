@@ -127,6 +127,8 @@ pub struct LabOutput {
     pub report: LabReport,
     pub transfer: TransferReport,
     pub baseline: Option<TransferReport>,
+    /// In tunnel mode, the proxy's paths sampled during the transfer (empty otherwise).
+    pub tunnel_trace: Vec<tunnel_side::PathTraceRow>,
 }
 
 /// Checks that the lab can run `s`, and returns the kernel congestion control for `e2e.cc`.
@@ -232,12 +234,12 @@ pub fn run(s: &Scenario, opts: &LabOptions, cancel: &AtomicBool) -> Result<LabOu
     } else {
         None
     };
-    let (transfer, mut report) = run_once(s, cc, opts.mode, opts, cancel)?;
+    let (transfer, mut report, tunnel_trace) = run_once(s, cc, opts.mode, opts, cancel)?;
     if let Some(b) = &baseline {
         report.set_baseline(b.receiver.dlct_s);
     }
     report.wall_s = started.elapsed().as_secs_f64();
-    Ok(LabOutput { report, transfer, baseline })
+    Ok(LabOutput { report, transfer, baseline, tunnel_trace })
 }
 
 fn check_cancel(cancel: &AtomicBool) -> Result<(), LabError> {
@@ -254,7 +256,7 @@ fn run_once(
     mode: LabMode,
     opts: &LabOptions,
     cancel: &AtomicBool,
-) -> Result<(TransferReport, LabReport), LabError> {
+) -> Result<(TransferReport, LabReport, Vec<tunnel_side::PathTraceRow>), LabError> {
     let topo_opts = TopologyOptions {
         prefix: crate::netns::unique_prefix(&opts.tag),
         emulator: opts.emulator.clone(),
@@ -283,7 +285,7 @@ fn run_once(
     if let Some(observation) = &observation {
         observation.fill(&mut report);
     }
-    Ok((transfer, report))
+    Ok((transfer, report, observation.map(|o| o.trace).unwrap_or_default()))
 }
 
 /// Starts the tunnel on proxy (server) and UE (client) over every path, and routes the UE's

@@ -38,6 +38,44 @@ const FINAL_READ_AFTER: Duration = Duration::from_millis(250);
 pub const TUNNEL_HEADER_BYTES: u64 =
     28 + (braid_net::crypto::OVERHEAD + braid_core::wire::DATA_HEADER_LEN) as u64;
 
+/// One path of the proxy (the downlink sender) at one status sample: what `braid lab --out`
+/// writes to `tunnel_trace.csv`, beside the simulator's per-path trace columns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathTraceRow {
+    /// Seconds since the transfer started.
+    pub t_s: f64,
+    pub path: String,
+    pub cwnd_bytes: u64,
+    pub in_flight_bytes: u64,
+    pub srtt_ms: Option<f64>,
+    /// The controller's phase; over TCP paths the kernel's `tcpi_ca_state`.
+    pub phase: String,
+    pub tx_pkts: u64,
+    /// Over TCP paths the segments the kernel retransmitted.
+    pub lost_pkts: u64,
+}
+
+impl PathTraceRow {
+    /// The CSV header of [`PathTraceRow::csv_line`].
+    pub const CSV_HEADER: &'static str =
+        "t_s,path,cwnd_bytes,in_flight_bytes,srtt_ms,phase,tx_pkts,lost_pkts";
+
+    /// The row as a CSV line (an unknown srtt is an empty field).
+    pub fn csv_line(&self) -> String {
+        let srtt = self.srtt_ms.map_or(String::new(), |v| format!("{v:.3}"));
+        format!(
+            "{:.3},{},{},{},{srtt},{},{},{}",
+            self.t_s,
+            self.path,
+            self.cwnd_bytes,
+            self.in_flight_bytes,
+            self.phase,
+            self.tx_pkts,
+            self.lost_pkts
+        )
+    }
+}
+
 /// What the daemons reported over one transfer.
 #[derive(Clone, Debug, Default)]
 pub struct TunnelObservation {
@@ -49,12 +87,24 @@ pub struct TunnelObservation {
     pub path_srtt_ms: Vec<Stat>,
     /// The UE's reorder wait limit, ms, one sample per [`SAMPLE_EVERY`].
     pub wait_limit_ms: Stat,
+    /// The proxy's paths at every sample.
+    pub trace: Vec<PathTraceRow>,
 }
 
 impl TunnelObservation {
-    /// Adds the status samples of one moment.
-    pub fn add_samples(&mut self, server: Option<&Snapshot>, client: Option<&Snapshot>) {
+    /// Adds the status samples of one moment, `t_s` seconds into the transfer.
+    pub fn add_samples(&mut self, t_s: f64, server: Option<&Snapshot>, client: Option<&Snapshot>) {
         if let Some(s) = server {
+            self.trace.extend(s.paths.iter().map(|p| PathTraceRow {
+                t_s,
+                path: p.name.clone(),
+                cwnd_bytes: p.cwnd_bytes,
+                in_flight_bytes: p.in_flight_bytes,
+                srtt_ms: p.srtt_ms,
+                phase: p.cc_phase.clone(),
+                tx_pkts: p.tx_pkts,
+                lost_pkts: p.lost_pkts,
+            }));
             if self.path_srtt_ms.len() < s.paths.len() {
                 self.path_srtt_ms.resize(s.paths.len(), Stat::default());
             }
@@ -111,12 +161,13 @@ pub fn observe<T: Send>(
     transfer: impl FnOnce() -> T + Send,
 ) -> (T, Result<TunnelObservation, NetError>) {
     let mut obs = TunnelObservation::default();
+    let started = std::time::Instant::now();
     let result = thread::scope(|sc| {
         let worker = sc.spawn(transfer);
         while !worker.is_finished() {
             // A sample the daemon does not answer in time is skipped; the final read decides.
             let (s, c) = (pair.server_status().ok(), pair.client_status().ok());
-            obs.add_samples(s.as_ref(), c.as_ref());
+            obs.add_samples(started.elapsed().as_secs_f64(), s.as_ref(), c.as_ref());
             thread::sleep(SAMPLE_EVERY);
         }
         match worker.join() {
@@ -164,9 +215,18 @@ mod tests {
         let snap =
             |a, b| Snapshot { paths: vec![path(a, 0, 0), path(b, 0, 0)], ..Default::default() };
         let client = |w| Snapshot { reorder_wait_limit_ms: w, ..Default::default() };
-        obs.add_samples(Some(&snap(None, None)), Some(&client(12.0)));
-        obs.add_samples(Some(&snap(Some(20.0), Some(40.0))), Some(&client(14.0)));
-        obs.add_samples(Some(&snap(Some(30.0), None)), None);
+        obs.add_samples(0.0, Some(&snap(None, None)), Some(&client(12.0)));
+        obs.add_samples(0.1, Some(&snap(Some(20.0), Some(40.0))), Some(&client(14.0)));
+        obs.add_samples(0.2, Some(&snap(Some(30.0), None)), None);
+        // Every sample of the server's paths is a trace row, unmeasured srtt an empty field.
+        assert_eq!(obs.trace.len(), 6);
+        assert_eq!(obs.trace[2].t_s, 0.1);
+        assert_eq!(obs.trace[0].csv_line().split(',').nth(4), Some(""));
+        assert_eq!(obs.trace[2].csv_line().split(',').nth(4), Some("20.000"));
+        assert_eq!(
+            PathTraceRow::CSV_HEADER.split(',').count(),
+            obs.trace[0].csv_line().split(',').count()
+        );
         // Path 1: samples 20 and 30 (the unmeasured first one skipped): mean 25, max 30.
         // Path 2: one sample, 40. Wait limit: (12 + 14) / 2 = 13.
         obs.server = Snapshot {
