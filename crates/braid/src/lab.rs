@@ -125,7 +125,7 @@ pub fn stop_on_signals() -> Result<&'static std::sync::atomic::AtomicBool> {
 }
 
 pub fn run(args: LabArgs) -> Result<()> {
-    crate::logging::init(false);
+    crate::logging::init(false)?;
     let cancel = stop_on_signals()?;
     let s = Scenario::load(&args.scenario, &args.overrides)?;
     let removed = cleanup_stale(TAG)?;

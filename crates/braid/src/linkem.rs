@@ -242,7 +242,7 @@ fn load_trace(path: &Path) -> Result<Rate> {
 
 /// Runs the emulator until SIGINT or SIGTERM.
 pub fn run(args: LinkemArgs) -> Result<()> {
-    crate::logging::init(false);
+    crate::logging::init(false)?;
     let config = args.to_config()?;
     // Blocked before the forwarding threads start, so they inherit the mask: a signal waits
     // for the loop below instead of killing the process mid-write.

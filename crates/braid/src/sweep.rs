@@ -81,7 +81,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
             if !args.merge.is_empty() || args.shard.is_some() {
                 bail!("--backend lab runs a whole sweep in one place: no --shard or --merge");
             }
-            crate::logging::init(false);
+            crate::logging::init(false)?;
             let cancel = stop_on_signals()?;
             let removed = braid_lab::netns::cleanup_stale(braid_lab::topology::TAG)?;
             if !removed.is_empty() {

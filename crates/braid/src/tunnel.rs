@@ -61,7 +61,7 @@ pub fn run(args: TunnelArgs) -> Result<()> {
         Some(TunnelAction::Check { config }) => check(&config),
         None => {
             let Some(path) = args.config else { bail!("--config FILE is required") };
-            crate::logging::init(args.log_json);
+            crate::logging::init(args.log_json)?;
             let cfg = DaemonConfig::load(&path).with_context(|| format!("{}", path.display()))?;
             let mut daemon = Daemon::new(cfg)?;
             daemon.run()?;
