@@ -113,8 +113,11 @@ pub fn adapt_core_for_tcp(
     core.feedback_max_delay = TCP_FEEDBACK_MAX_DELAY;
 }
 
-/// The tunnel CCs a kernel TCP path can run.
-pub const KERNEL_TUNNEL_CCS: [TunnelCc; 3] = [TunnelCc::NewReno, TunnelCc::Cubic, TunnelCc::Bbr];
+/// The `tunnel.cc` names a kernel TCP path can run, in the names' order.
+fn kernel_tunnel_cc_names() -> Vec<&'static str> {
+    let runs = |n: &&str| n.parse::<TunnelCc>().ok().and_then(kernel_cc_name).is_some();
+    TunnelCc::NAMES.iter().copied().filter(runs).collect()
+}
 
 /// The `[tunnel]` keys only the UDP transport reads, with the reason. Over TCP the scheduler's
 /// keys (`scheduler`, `sched_queue_pkts`, `[tunnel.acpf]`, `[tunnel.blest]`, `[tunnel.ecf]`)
@@ -144,7 +147,7 @@ pub(crate) fn validate(t: &TunnelConfig) -> Result<(), FieldError> {
         return Ok(());
     }
     if kernel_cc_name(t.cc).is_none() {
-        let names: Vec<&str> = KERNEL_TUNNEL_CCS.iter().map(|c| c.as_str()).collect();
+        let names = kernel_tunnel_cc_names();
         return Err(FieldError::invalid(
             "tunnel.cc",
             t.cc.as_str(),
@@ -217,9 +220,10 @@ mod tests {
 
     #[test]
     fn over_tcp_only_kernel_controllers_and_reliable_paths_pass() {
-        for cc in KERNEL_TUNNEL_CCS {
+        for cc in [TunnelCc::NewReno, TunnelCc::Cubic, TunnelCc::Bbr] {
             tcp(cc).validate().unwrap();
         }
+        assert_eq!(kernel_tunnel_cc_names(), ["newreno", "cubic", "bbr"]);
         let err = tcp(TunnelCc::Bbr2).validate().unwrap_err().to_string();
         assert!(err.starts_with("tunnel.cc") && err.contains("newreno, cubic, bbr"), "{err}");
         let t = TunnelConfig { reliability: Reliability::Partial, ..tcp(TunnelCc::Bbr) };

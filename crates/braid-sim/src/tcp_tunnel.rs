@@ -236,7 +236,6 @@ pub struct StreamRx {
     frames: Vec<VecDeque<(u64, PktId)>>,
     /// Frames complete and in order, for the tunnel receiver.
     ready: VecDeque<(usize, PktId)>,
-    held: usize,
 }
 
 impl StreamRx {
@@ -245,14 +244,12 @@ impl StreamRx {
             conns: (0..paths).map(|_| TcpReceiver::stream(tcp)).collect(),
             frames: vec![VecDeque::new(); paths],
             ready: VecDeque::new(),
-            held: 0,
         }
     }
 
     /// The sending end wrote frame `w`: its bytes are on their way in the stream.
     pub fn expect(&mut self, w: Written) {
         self.frames[w.path].push_back((w.end, w.id));
-        self.held += 1;
     }
 
     /// A segment of path `path`'s stream arrived; frames it completes in order become ready.
@@ -263,7 +260,6 @@ impl StreamRx {
         let frames = &mut self.frames[path];
         while let Some(&(_, id)) = frames.front().filter(|(end, _)| *end <= delivered) {
             frames.pop_front();
-            self.held -= 1;
             self.ready.push_back((path, id));
         }
     }
@@ -294,12 +290,7 @@ impl StreamRx {
 
     /// Frames written into a stream and not yet whole at this end.
     pub fn held_len(&self) -> usize {
-        self.held
-    }
-
-    /// The packets of those frames.
-    pub fn held(&self) -> impl Iterator<Item = PktId> + '_ {
-        self.frames.iter().flatten().map(|&(_, id)| id)
+        self.frames.iter().map(VecDeque::len).sum()
     }
 }
 

@@ -58,9 +58,12 @@ pub fn execute_with(
     let mut outcome = Outcome::default();
     let overrides = cell_overrides(spec, &key);
     let caught = catch_unwind(AssertUnwindSafe(|| match backend {
+        // The simulator's report is serialized once; a backend's text is checked to be JSON.
         None => simulate(spec, &overrides, key.rep, cache, runs, &mut outcome)
-            .and_then(|r| serde_json::to_string(&r).map_err(|e| e.to_string())),
-        Some(b) => measure(spec, &overrides, key.rep, b, &mut outcome),
+            .and_then(|r| serde_json::value::to_raw_value(&r).map_err(|e| e.to_string())),
+        Some(b) => measure(spec, &overrides, key.rep, b, &mut outcome).and_then(|text| {
+            serde_json::value::RawValue::from_string(text).map_err(|e| format!("the report: {e}"))
+        }),
     }));
     let result = match caught {
         Ok(result) => result,
@@ -70,9 +73,6 @@ pub fn execute_with(
             panic_message(&panic)
         )),
     };
-    let result = result.and_then(|text| {
-        serde_json::value::RawValue::from_string(text).map_err(|e| format!("the report: {e}"))
-    });
     let (report, error) = match &result {
         Ok(report) => (Some(report.as_ref()), None),
         Err(e) => (None, Some(e.as_str())),

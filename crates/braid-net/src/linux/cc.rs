@@ -23,22 +23,15 @@ braid_core::named_enum! {
 }
 
 impl KernelCc {
-    /// `tunnel.cc` values a TCP path can run, as configs spell them.
-    pub const ALLOWED: &'static [&'static str] = &["newreno", "cubic", "bbr"];
-
     /// The controller of a kernel name, or of `newreno` (the scenarios' name of `reno`).
     pub fn from_name(name: &str) -> Option<KernelCc> {
         name.parse().ok()
     }
 
-    /// The kernel controller for a tunnel CC name, if the kernel has one.
+    /// The kernel controller for a tunnel CC name, if the kernel has one (the mapping is
+    /// braid-config's, which validation uses too).
     pub fn for_tunnel_cc(cc: TunnelCc) -> Option<KernelCc> {
-        match cc {
-            TunnelCc::NewReno => Some(KernelCc::Reno),
-            TunnelCc::Cubic => Some(KernelCc::Cubic),
-            TunnelCc::Bbr => Some(KernelCc::Bbr),
-            _ => None,
-        }
+        braid_config::transport::kernel_cc_name(cc).and_then(KernelCc::from_name)
     }
 
     /// The kernel algorithm for a scenario's `e2e.cc`: NewReno is the kernel's `reno` (which
