@@ -42,14 +42,20 @@ def probe(kind=0, path=0, ts=0):
     return bytes([0x12, kind, path]) + bytes(5) + u64(ts)
 
 
-def envelope_initiation(sender, noise):
-    assert len(noise) == 32 + 48 + 28  # e, encrypted s, encrypted TAI64N timestamp
-    return bytes([1, 0, 0, 0]) + sender.to_bytes(4, "big") + noise
+def envelope_initiation(sender, noise, mac1=b"\x01" * 16, mac2=b"\0" * 16):
+    assert len(noise) == 32 + 48 + 36  # e, encrypted s, encrypted TAI64N timestamp and instance
+    return bytes([1, 0, 0, 0]) + sender.to_bytes(4, "big") + noise + mac1 + mac2
 
 
-def envelope_response(sender, receiver, noise):
-    assert len(noise) == 32 + 16  # e, encrypted empty payload
-    return bytes([2, 0, 0, 0]) + sender.to_bytes(4, "big") + receiver.to_bytes(4, "big") + noise
+def envelope_response(sender, receiver, noise, mac1=b"\x02" * 16, mac2=b"\x03" * 16):
+    assert len(noise) == 32 + 24  # e, encrypted instance
+    head = bytes([2, 0, 0, 0]) + sender.to_bytes(4, "big") + receiver.to_bytes(4, "big")
+    return head + noise + mac1 + mac2
+
+
+def envelope_cookie_reply(receiver, nonce, sealed_cookie):
+    assert len(nonce) == 24 and len(sealed_cookie) == 16 + 16  # cookie and its tag
+    return bytes([3, 0, 0, 0]) + receiver.to_bytes(4, "big") + nonce + sealed_cookie
 
 
 def envelope_transport(receiver, counter, sealed):
@@ -62,9 +68,10 @@ def seeds():
     known_fb = feedback([(1000, 1010), (990, 997), (0, 900)], 2, 0x1122334455667788, 250_000)
     sixteen = [(i * 10, i * 10 + 3) for i in range(15, -1, -1)]
     wide = [(2**63, 2**63 + 2**40), (2**62, 2**62 + 2**30), (0, 2**20)]
-    init = envelope_initiation(0x01020304, bytes(range(108)))
-    resp = envelope_response(7, 0x01020304, bytes(range(100, 148)))
+    init = envelope_initiation(0x01020304, bytes(range(116)))
+    resp = envelope_response(7, 0x01020304, bytes(range(100, 156)))
     transport = envelope_transport(0xFFFFFFFE, 2**60, b"\xaa" * 100)
+    cookie = envelope_cookie_reply(0x01020304, bytes(range(24)), b"\xcc" * 32)
     return {
         "envelope": {
             "valid-initiation": init,
@@ -72,7 +79,10 @@ def seeds():
             "valid-keepalive": envelope_transport(1, 0, b"\0" * 16),
             "valid-transport": transport,
             "invalid-empty": b"",
-            "invalid-cookie-type": bytes([3, 0, 0, 0]) + b"\0" * 60,
+            "valid-cookie-reply": cookie,
+            "invalid-cookie-reply-short": cookie[:-1],
+            "invalid-unknown-type": bytes([5, 0, 0, 0]) + b"\0" * 60,
+            "invalid-initiation-without-macs": init[:116],
             "invalid-initiation-short": init[:-1],
             "invalid-initiation-long": init + b"\0",
             "invalid-response-reserved": resp[:2] + b"\x01" + resp[3:],

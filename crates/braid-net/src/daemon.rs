@@ -26,7 +26,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant as WallInstant, SystemTime, UNIX_EPOCH};
 
-use braid_core::tunnel::TunnelReceiver;
+use braid_core::tunnel::{TunnelConfig, TunnelReceiver};
 use braid_core::wire::{
     frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN, PROBE_LEN,
 };
@@ -115,6 +115,8 @@ struct State {
     /// Challenges to send after the current receive batch: (path, address, token).
     challenges: Vec<(usize, SocketAddr, u64)>,
     reply_buf: Vec<u8>,
+    /// The core's configuration, to start the sender and receiver afresh when the peer restarts.
+    core: TunnelConfig,
 }
 
 /// The descriptors and their buffers.
@@ -191,7 +193,8 @@ impl Daemon {
             validation: (cfg.role == Role::Server && cfg.transport == TransportKind::Udp)
                 .then(|| PathValidation::new(n, challenge_bytes(&cfg))),
             challenges: Vec::new(),
-            reply_buf: vec![0u8; 256],
+            reply_buf: vec![0u8; crypto::REPLY_MAX],
+            core,
         };
         let io = Io { tun, paths, signals, pollfds };
         info!(
@@ -427,6 +430,9 @@ impl Daemon {
             established: st.session.is_established(),
             uptime_s: now.as_secs_f64(),
             handshakes: st.session.counters().handshakes_completed,
+            handshake_bad_mac1: st.session.counters().bad_mac1,
+            cookie_replies: st.session.counters().cookie_replies,
+            handshakes_rate_limited: st.session.counters().rate_limited,
             rejected_datagrams: st.counters.rejected,
             tun_rx_pkts: st.counters.tun_rx,
             tun_tx_pkts: st.counters.tun_tx,
@@ -448,7 +454,7 @@ impl State {
     /// One datagram from path `i`'s socket.
     fn on_datagram(&mut self, now: Instant, i: usize, src: SocketAddr, datagram: &mut [u8]) {
         let len = datagram.len() as u64;
-        let plain = match self.session.open(now, datagram, &mut self.reply_buf) {
+        let plain = match self.session.open(now, src, datagram, &mut self.reply_buf) {
             Ok(Opened::Data(plain)) => plain,
             Ok(Opened::Reply(n)) => {
                 self.replies.push((i, src, self.reply_buf[..n].to_vec()));
@@ -456,6 +462,13 @@ impl State {
             }
             Ok(Opened::Established) => {
                 info!("braid tunnel: session established");
+                if self.session.take_peer_restart() {
+                    self.restart_tunnel_state(now);
+                }
+                return;
+            }
+            Ok(Opened::Cookie) => {
+                info!(path = %self.names[i], "the server is under load: cookie received, retrying");
                 return;
             }
             Err(_) => {
@@ -463,6 +476,9 @@ impl State {
                 return;
             }
         };
+        if self.session.take_peer_restart() {
+            self.restart_tunnel_state(now);
+        }
         self.paths[i].rx_pkts += 1;
         self.paths[i].rx_bytes += len;
         if self.authenticated.last() != Some(&(i, src)) {
@@ -535,6 +551,22 @@ impl State {
         }
     }
 
+    /// The peer restarted (a handshake carried a new instance of it): its senders and receivers
+    /// start from nothing, so ours must too, or the receiver would take the peer's new path
+    /// sequence numbers for duplicates of the old ones and the sender would wait for feedback
+    /// on packets nobody holds. What was queued or held for reordering is dropped (inner TCP
+    /// recovers it); liveness and the paths' remotes stay.
+    fn restart_tunnel_state(&mut self, now: Instant) {
+        warn!("the peer restarted: the tunnel's senders and receivers start afresh");
+        self.tx = self.tx.fresh(&self.core);
+        for i in 0..self.names.len() {
+            if !self.live.is_up(i) {
+                self.tx.set_path_up(now, i, false);
+            }
+        }
+        self.rx = TunnelReceiver::new(&self.core);
+    }
+
     /// Something authenticated came from path `i`'s remote: liveness, and the path back up.
     fn path_heard(&mut self, now: Instant, i: usize) {
         if let Some(Change::Up(_)) = self.live.on_receive(now, i) {
@@ -602,6 +634,10 @@ fn new_session(cfg: &DaemonConfig) -> Result<Session, DaemonError> {
         Role::Server => crypto::Role::Responder,
     };
     let index_seed = u64::from_le_bytes(seed);
+    let mut instance = [0u8; 8];
+    ring::rand::SystemRandom::new()
+        .fill(&mut instance)
+        .map_err(|_| DaemonError::Config("the OS random source failed".into()))?;
     let config = SessionConfig {
         role,
         cipher: cfg.cipher,
@@ -609,6 +645,7 @@ fn new_session(cfg: &DaemonConfig) -> Result<Session, DaemonError> {
         peer: keys.peer,
         psk: keys.psk,
         index_seed,
+        instance: u64::from_le_bytes(instance),
     };
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     Ok(Session::new(config, Instant::ZERO, unix))

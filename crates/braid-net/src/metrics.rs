@@ -61,6 +61,15 @@ pub struct Snapshot {
     pub established: bool,
     pub uptime_s: f64,
     pub handshakes: u64,
+    /// Handshake messages dropped for a wrong `mac1` (not made for this host's key).
+    #[serde(default)]
+    pub handshake_bad_mac1: u64,
+    /// Cookie replies sent instead of handshakes while under load.
+    #[serde(default)]
+    pub cookie_replies: u64,
+    /// Initiations refused by the handshake rate limits.
+    #[serde(default)]
+    pub handshakes_rate_limited: u64,
     /// Datagrams that failed authentication or were replays.
     pub rejected_datagrams: u64,
     pub tun_rx_pkts: u64,
@@ -131,6 +140,24 @@ impl Snapshot {
         gauge(&mut reg, "established", "1 once the handshake completed", self.established.into());
         gauge(&mut reg, "uptime_seconds", "Time since the daemon started", self.uptime_s);
         counter(&mut reg, "handshakes", "Completed handshakes", self.handshakes);
+        counter(
+            &mut reg,
+            "handshake_bad_mac1",
+            "Handshake messages dropped for a wrong mac1, before any DH",
+            self.handshake_bad_mac1,
+        );
+        counter(
+            &mut reg,
+            "cookie_replies",
+            "Cookie replies sent instead of handshakes under load",
+            self.cookie_replies,
+        );
+        counter(
+            &mut reg,
+            "handshakes_rate_limited",
+            "Initiations refused by the handshake rate limits",
+            self.handshakes_rate_limited,
+        );
         counter(
             &mut reg,
             "rejected_datagrams",

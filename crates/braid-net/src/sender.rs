@@ -4,7 +4,7 @@
 //! themselves. Both take the same packets and hand out the same [`Transmit`]s.
 
 use braid_core::tunnel::{
-    PathMetrics, PathStats, SenderStats, StreamSender, Transmit, TunnelSender,
+    PathMetrics, PathStats, SenderStats, StreamSender, Transmit, TunnelConfig, TunnelSender,
 };
 use braid_core::wire::Feedback;
 use braid_core::Instant;
@@ -17,6 +17,15 @@ pub enum Sender {
 }
 
 impl Sender {
+    /// A new sender of the same kind, with nothing sent, queued or measured: for when the peer
+    /// restarted and its receiver starts from nothing.
+    pub fn fresh(&self, core: &TunnelConfig) -> Sender {
+        match self {
+            Sender::Datagram(_) => Sender::Datagram(TunnelSender::new(core)),
+            Sender::Stream(_) => Sender::Stream(StreamSender::new(core)),
+        }
+    }
+
     pub fn handle_packet(&mut self, now: Instant, pkt: Pkt, len: u32) -> Result<(), Pkt> {
         match self {
             Sender::Datagram(tx) => tx.handle_packet(now, pkt, len),

@@ -182,6 +182,7 @@ impl TcpPaths {
             crypto::OVERHEAD + FEEDBACK_MAX_LEN,
             envelope::INITIATION_LEN,
             envelope::RESPONSE_LEN,
+            envelope::COOKIE_REPLY_LEN,
         ]
         .into_iter()
         .max()

@@ -1,22 +1,35 @@
 //! The outer datagram: what one UDP payload between the two tunnel endpoints looks like.
 //!
-//! Three messages, after WireGuard's (paper section 5.4: Donenfeld, "WireGuard: Next Generation
-//! Kernel Network Tunnel", NDSS 2017), without its cookie MACs (no DoS protection yet, see
-//! docs/security.md). Type numbers are WireGuard's, leaving 3 free for a future cookie reply.
+//! Four messages, after WireGuard's (paper section 5.4: Donenfeld, "WireGuard: Next Generation
+//! Kernel Network Tunnel", NDSS 2017), with its type numbers. Both handshake messages end in
+//! WireGuard's two MACs (section 5.4.4): `mac1`, keyed by the receiver's public key, which the
+//! responder checks before any Diffie-Hellman, and `mac2`, keyed by a cookie bound to the
+//! sender's address, which a responder under load demands and otherwise ignores; the cookie
+//! reply (section 5.4.7) hands out that cookie. [`super::cookie`] computes and checks them.
 //!
 //! ```text
 //!  offset  size  field                       all integers big-endian, as in braid-core's wire
-//!       0     1  message type: 1 initiation, 2 response, 4 transport
+//!       0     1  message type: 1 initiation, 2 response, 3 cookie reply, 4 transport
 //!       1     3  reserved, must be zero
 //!
-//!  initiation, exactly 116 bytes:
+//!  initiation, exactly 156 bytes:
 //!       4     4  sender index (the initiator's index for the keys this handshake makes)
-//!       8   108  Noise IKpsk2 message 1: e (32) | encrypted s (32 + 16) | encrypted TAI64N (12 + 16)
+//!       8   116  Noise IKpsk2 message 1: e (32) | encrypted s (32 + 16) |
+//!                encrypted payload: TAI64N timestamp and instance (12 + 8 + 16)
+//!     124    16  mac1 over bytes 0..124
+//!     140    16  mac2 over bytes 0..140 (zeros without a cookie)
 //!
-//!  response, exactly 60 bytes:
+//!  response, exactly 100 bytes:
 //!       4     4  sender index (the responder's)
 //!       8     4  receiver index (the initiator's sender index, echoed)
-//!      12    48  Noise IKpsk2 message 2: e (32) | encrypted empty payload (16)
+//!      12    56  Noise IKpsk2 message 2: e (32) | encrypted payload: instance (8 + 16)
+//!      68    16  mac1 over bytes 0..68
+//!      84    16  mac2 over bytes 0..84 (zeros without a cookie)
+//!
+//!  cookie reply, exactly 64 bytes:
+//!       4     4  receiver index (the sender index of the initiation it answers)
+//!       8    24  nonce (random)
+//!      32    32  the 16-byte cookie, encrypted (XChaCha20-Poly1305) with its tag
 //!
 //!  transport, at least 32 bytes:
 //!       4     4  receiver index (which keys, chosen by the receiver during the handshake)
@@ -33,6 +46,8 @@
 pub const TYPE_INITIATION: u8 = 1;
 /// Message type of a handshake response.
 pub const TYPE_RESPONSE: u8 = 2;
+/// Message type of a cookie reply.
+pub const TYPE_COOKIE_REPLY: u8 = 3;
 /// Message type of a transport data message.
 pub const TYPE_TRANSPORT: u8 = 4;
 
@@ -41,20 +56,33 @@ const DH_LEN: usize = 32;
 /// AEAD tag (AES-GCM's and ChaCha20-Poly1305's alike): every ciphertext, in the handshake and in
 /// transport, carries one.
 pub const TAG_LEN: usize = 16;
-/// The initiation's payload: a TAI64N timestamp (12 bytes) against replayed initiations.
+/// The initiation's payload starts with a TAI64N timestamp (12 bytes) against replayed
+/// initiations...
 pub const TIMESTAMP_LEN: usize = 12;
+/// ...and ends with the initiator's instance (8 random bytes drawn at start); the response's
+/// payload is the responder's (see [`super::handshake`]).
+pub const INSTANCE_LEN: usize = 8;
 /// Noise message 1 of IKpsk2 (`-> e, es, s, ss`): e, then s and the payload encrypted.
-pub const INITIATION_NOISE_LEN: usize = DH_LEN + (DH_LEN + TAG_LEN) + (TIMESTAMP_LEN + TAG_LEN);
-/// Noise message 2 of IKpsk2 (`<- e, ee, se, psk`): e, then the empty payload encrypted.
-pub const RESPONSE_NOISE_LEN: usize = DH_LEN + TAG_LEN;
+pub const INITIATION_NOISE_LEN: usize =
+    DH_LEN + (DH_LEN + TAG_LEN) + (TIMESTAMP_LEN + INSTANCE_LEN + TAG_LEN);
+/// Noise message 2 of IKpsk2 (`<- e, ee, se, psk`): e, then the payload encrypted.
+pub const RESPONSE_NOISE_LEN: usize = DH_LEN + (INSTANCE_LEN + TAG_LEN);
 /// Type, reserved bytes and sender index in front of the Noise message.
 const INITIATION_HEADER_LEN: usize = 8;
 /// Type, reserved bytes, sender and receiver index in front of the Noise message.
 const RESPONSE_HEADER_LEN: usize = 12;
+/// One MAC (keyed BLAKE2s with a 16-byte output); each handshake message ends in two.
+pub const MAC_LEN: usize = 16;
 /// Bytes of a whole initiation datagram.
-pub const INITIATION_LEN: usize = INITIATION_HEADER_LEN + INITIATION_NOISE_LEN;
+pub const INITIATION_LEN: usize = INITIATION_HEADER_LEN + INITIATION_NOISE_LEN + 2 * MAC_LEN;
 /// Bytes of a whole response datagram.
-pub const RESPONSE_LEN: usize = RESPONSE_HEADER_LEN + RESPONSE_NOISE_LEN;
+pub const RESPONSE_LEN: usize = RESPONSE_HEADER_LEN + RESPONSE_NOISE_LEN + 2 * MAC_LEN;
+/// The cookie reply's random nonce (XChaCha20-Poly1305's 24 bytes).
+pub const COOKIE_NONCE_LEN: usize = 24;
+/// The cookie (a 16-byte MAC) encrypted, with its tag.
+pub const SEALED_COOKIE_LEN: usize = MAC_LEN + TAG_LEN;
+/// Bytes of a whole cookie reply datagram.
+pub const COOKIE_REPLY_LEN: usize = 8 + COOKIE_NONCE_LEN + SEALED_COOKIE_LEN;
 /// Type, reserved bytes, receiver index and counter in front of a transport ciphertext.
 pub const HEADER_LEN: usize = 16;
 /// The shortest transport datagram: a keepalive, header and tag around no plaintext.
@@ -65,6 +93,7 @@ pub const TRANSPORT_MIN_LEN: usize = HEADER_LEN + TAG_LEN;
 pub enum MessageKind {
     Initiation,
     Response,
+    CookieReply,
     Transport,
 }
 
@@ -73,6 +102,7 @@ impl std::fmt::Display for MessageKind {
         f.write_str(match self {
             MessageKind::Initiation => "initiation",
             MessageKind::Response => "response",
+            MessageKind::CookieReply => "cookie reply",
             MessageKind::Transport => "transport",
         })
     }
@@ -83,7 +113,9 @@ impl std::fmt::Display for MessageKind {
 pub enum EnvelopeError {
     #[error("empty datagram")]
     Empty,
-    #[error("unknown message type {0} (known: 1 initiation, 2 response, 4 transport)")]
+    #[error(
+        "unknown message type {0} (known: 1 initiation, 2 response, 3 cookie reply, 4 transport)"
+    )]
     UnknownType(u8),
     #[error("a {kind} message is exactly {expected} bytes, found {found}")]
     Length { kind: MessageKind, expected: usize, found: usize },
@@ -101,18 +133,23 @@ pub enum Envelope<'a> {
     Initiation {
         sender_index: u32,
         noise: &'a [u8; INITIATION_NOISE_LEN],
+        mac1: &'a [u8; MAC_LEN],
+        mac2: &'a [u8; MAC_LEN],
     },
     Response {
         sender_index: u32,
         receiver_index: u32,
         noise: &'a [u8; RESPONSE_NOISE_LEN],
+        mac1: &'a [u8; MAC_LEN],
+        mac2: &'a [u8; MAC_LEN],
+    },
+    CookieReply {
+        receiver_index: u32,
+        nonce: &'a [u8; COOKIE_NONCE_LEN],
+        sealed_cookie: &'a [u8; SEALED_COOKIE_LEN],
     },
     /// `sealed` is the ciphertext followed by the 16-byte tag.
-    Transport {
-        receiver_index: u32,
-        counter: u64,
-        sealed: &'a [u8],
-    },
+    Transport { receiver_index: u32, counter: u64, sealed: &'a [u8] },
 }
 
 impl<'a> Envelope<'a> {
@@ -122,6 +159,7 @@ impl<'a> Envelope<'a> {
         let kind = match message_type {
             TYPE_INITIATION => MessageKind::Initiation,
             TYPE_RESPONSE => MessageKind::Response,
+            TYPE_COOKIE_REPLY => MessageKind::CookieReply,
             TYPE_TRANSPORT => MessageKind::Transport,
             other => return Err(EnvelopeError::UnknownType(other)),
         };
@@ -133,6 +171,9 @@ impl<'a> Envelope<'a> {
             MessageKind::Response if found != RESPONSE_LEN => {
                 return Err(EnvelopeError::Length { kind, expected: RESPONSE_LEN, found });
             }
+            MessageKind::CookieReply if found != COOKIE_REPLY_LEN => {
+                return Err(EnvelopeError::Length { kind, expected: COOKIE_REPLY_LEN, found });
+            }
             MessageKind::Transport if found < TRANSPORT_MIN_LEN => {
                 return Err(EnvelopeError::Truncated { found });
             }
@@ -142,14 +183,26 @@ impl<'a> Envelope<'a> {
             return Err(EnvelopeError::ReservedNotZero);
         }
         Ok(match kind {
-            MessageKind::Initiation => Envelope::Initiation {
-                sender_index: be_u32(bytes, 4),
-                noise: bytes[INITIATION_HEADER_LEN..].try_into().expect("length checked above"),
-            },
-            MessageKind::Response => Envelope::Response {
-                sender_index: be_u32(bytes, 4),
-                receiver_index: be_u32(bytes, 8),
-                noise: bytes[RESPONSE_HEADER_LEN..].try_into().expect("length checked above"),
+            MessageKind::Initiation => {
+                let (noise, mac1, mac2) = noise_and_macs(&bytes[INITIATION_HEADER_LEN..]);
+                Envelope::Initiation { sender_index: be_u32(bytes, 4), noise, mac1, mac2 }
+            }
+            MessageKind::Response => {
+                let (noise, mac1, mac2) = noise_and_macs(&bytes[RESPONSE_HEADER_LEN..]);
+                Envelope::Response {
+                    sender_index: be_u32(bytes, 4),
+                    receiver_index: be_u32(bytes, 8),
+                    noise,
+                    mac1,
+                    mac2,
+                }
+            }
+            MessageKind::CookieReply => Envelope::CookieReply {
+                receiver_index: be_u32(bytes, 4),
+                nonce: bytes[8..8 + COOKIE_NONCE_LEN].try_into().expect("length checked above"),
+                sealed_cookie: bytes[8 + COOKIE_NONCE_LEN..]
+                    .try_into()
+                    .expect("length checked above"),
             },
             MessageKind::Transport => Envelope::Transport {
                 receiver_index: be_u32(bytes, 4),
@@ -163,6 +216,7 @@ impl<'a> Envelope<'a> {
         match self {
             Envelope::Initiation { .. } => MessageKind::Initiation,
             Envelope::Response { .. } => MessageKind::Response,
+            Envelope::CookieReply { .. } => MessageKind::CookieReply,
             Envelope::Transport { .. } => MessageKind::Transport,
         }
     }
@@ -172,6 +226,7 @@ impl<'a> Envelope<'a> {
         match self {
             Envelope::Initiation { .. } => INITIATION_LEN,
             Envelope::Response { .. } => RESPONSE_LEN,
+            Envelope::CookieReply { .. } => COOKIE_REPLY_LEN,
             Envelope::Transport { sealed, .. } => HEADER_LEN + sealed.len(),
         }
     }
@@ -188,16 +243,22 @@ impl<'a> Envelope<'a> {
         let out =
             out.get_mut(..needed).ok_or(EnvelopeError::BufferTooSmall { needed, available })?;
         match *self {
-            Envelope::Initiation { sender_index, noise } => {
+            Envelope::Initiation { sender_index, noise, mac1, mac2 } => {
                 out[..4].copy_from_slice(&[TYPE_INITIATION, 0, 0, 0]);
                 out[4..8].copy_from_slice(&sender_index.to_be_bytes());
-                out[INITIATION_HEADER_LEN..].copy_from_slice(noise);
+                emit_noise_and_macs(&mut out[INITIATION_HEADER_LEN..], noise, mac1, mac2);
             }
-            Envelope::Response { sender_index, receiver_index, noise } => {
+            Envelope::Response { sender_index, receiver_index, noise, mac1, mac2 } => {
                 out[..4].copy_from_slice(&[TYPE_RESPONSE, 0, 0, 0]);
                 out[4..8].copy_from_slice(&sender_index.to_be_bytes());
                 out[8..12].copy_from_slice(&receiver_index.to_be_bytes());
-                out[RESPONSE_HEADER_LEN..].copy_from_slice(noise);
+                emit_noise_and_macs(&mut out[RESPONSE_HEADER_LEN..], noise, mac1, mac2);
+            }
+            Envelope::CookieReply { receiver_index, nonce, sealed_cookie } => {
+                out[..4].copy_from_slice(&[TYPE_COOKIE_REPLY, 0, 0, 0]);
+                out[4..8].copy_from_slice(&receiver_index.to_be_bytes());
+                out[8..8 + COOKIE_NONCE_LEN].copy_from_slice(nonce);
+                out[8 + COOKIE_NONCE_LEN..].copy_from_slice(sealed_cookie);
             }
             Envelope::Transport { receiver_index, counter, sealed } => {
                 let header: &mut [u8; HEADER_LEN] =
@@ -220,6 +281,21 @@ pub fn transport_header(receiver_index: u32, counter: u64) -> [u8; HEADER_LEN] {
     header
 }
 
+/// Splits a handshake message's tail into its Noise message and its two MACs.
+fn noise_and_macs<const N: usize>(tail: &[u8]) -> (&[u8; N], &[u8; MAC_LEN], &[u8; MAC_LEN]) {
+    let (noise, macs) = tail.split_at(N);
+    let (mac1, mac2) = macs.split_at(MAC_LEN);
+    let fixed = "the envelope checked the length";
+    (noise.try_into().expect(fixed), mac1.try_into().expect(fixed), mac2.try_into().expect(fixed))
+}
+
+fn emit_noise_and_macs(out: &mut [u8], noise: &[u8], mac1: &[u8], mac2: &[u8]) {
+    let (n, m) = (noise.len(), MAC_LEN);
+    out[..n].copy_from_slice(noise);
+    out[n..n + m].copy_from_slice(mac1);
+    out[n + m..n + 2 * m].copy_from_slice(mac2);
+}
+
 fn be_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(bytes[at..at + 4].try_into().expect("caller checked the length"))
 }
@@ -233,10 +309,14 @@ mod tests {
     #[test]
     fn lengths_follow_the_noise_message_layout() {
         // e 32 + (s 32 + tag 16) + (timestamp 12 + tag 16) = 108; plus 8 bytes in front.
-        assert_eq!(INITIATION_NOISE_LEN, 108);
-        assert_eq!(INITIATION_LEN, 116);
-        // e 32 + (empty payload + tag 16) = 48; plus 12 bytes in front.
-        assert_eq!(RESPONSE_LEN, 60);
+        // e 32 + (s 32 + tag 16) + (timestamp 12 + instance 8 + tag 16) = 116; 8 bytes in front,
+        // mac1 and mac2 (16 each) behind: WireGuard's 148 plus the instance.
+        assert_eq!(INITIATION_NOISE_LEN, 116);
+        assert_eq!(INITIATION_LEN, 156);
+        // e 32 + (instance 8 + tag 16) = 56; plus 12 bytes in front and the MACs: 100.
+        assert_eq!(RESPONSE_LEN, 100);
+        // Type, reserved, index 8 + nonce 24 + cookie 16 + tag 16: WireGuard's 64.
+        assert_eq!(COOKIE_REPLY_LEN, 64);
         assert_eq!(TRANSPORT_MIN_LEN, 32);
     }
 
@@ -263,32 +343,64 @@ mod tests {
     fn response_known_bytes() {
         let mut datagram = vec![2, 0, 0, 0, 0, 0, 0, 7, 0xff, 0xff, 0xff, 0xfe];
         datagram.extend_from_slice(&[0x5a; RESPONSE_NOISE_LEN]);
+        datagram.extend_from_slice(&[0x11; MAC_LEN]);
+        datagram.extend_from_slice(&[0x22; MAC_LEN]);
         assert_eq!(
             Envelope::parse(&datagram),
             Ok(Envelope::Response {
                 sender_index: 7,
                 receiver_index: 0xffff_fffe,
                 noise: &[0x5a; RESPONSE_NOISE_LEN],
+                mac1: &[0x11; MAC_LEN],
+                mac2: &[0x22; MAC_LEN],
             })
         );
     }
 
     #[test]
+    fn cookie_reply_known_bytes() {
+        let mut datagram = vec![3, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef];
+        datagram.extend_from_slice(&[0x33; COOKIE_NONCE_LEN]);
+        datagram.extend_from_slice(&[0x44; SEALED_COOKIE_LEN]);
+        let parsed = Envelope::parse(&datagram).unwrap();
+        assert_eq!(
+            parsed,
+            Envelope::CookieReply {
+                receiver_index: 0xdead_beef,
+                nonce: &[0x33; COOKIE_NONCE_LEN],
+                sealed_cookie: &[0x44; SEALED_COOKIE_LEN],
+            }
+        );
+        let mut out = [0u8; COOKIE_REPLY_LEN];
+        assert_eq!(parsed.emit(&mut out), Ok(COOKIE_REPLY_LEN));
+        assert_eq!(&out[..], &datagram[..]);
+    }
+
+    #[test]
     fn strict_parsing_rejects_each_fault() {
         let mut initiation = vec![1, 0, 0, 0, 0, 0, 0, 1];
-        initiation.extend_from_slice(&[0; INITIATION_NOISE_LEN]);
+        initiation.extend_from_slice(&[0; INITIATION_NOISE_LEN + 2 * MAC_LEN]);
         assert!(Envelope::parse(&initiation).is_ok());
         assert_eq!(Envelope::parse(&[]), Err(EnvelopeError::Empty));
-        assert_eq!(Envelope::parse(&[3; 60]), Err(EnvelopeError::UnknownType(3)));
+        assert_eq!(Envelope::parse(&[5; 60]), Err(EnvelopeError::UnknownType(5)));
         assert_eq!(
-            Envelope::parse(&initiation[..115]),
-            Err(EnvelopeError::Length { kind: MessageKind::Initiation, expected: 116, found: 115 })
+            Envelope::parse(&initiation[..155]),
+            Err(EnvelopeError::Length { kind: MessageKind::Initiation, expected: 156, found: 155 })
+        );
+        // The 116-byte initiation of the format before the MACs is refused by its length.
+        assert_eq!(
+            Envelope::parse(&initiation[..116]),
+            Err(EnvelopeError::Length { kind: MessageKind::Initiation, expected: 156, found: 116 })
         );
         let mut long = initiation.clone();
         long.push(0);
         assert_eq!(
             Envelope::parse(&long),
-            Err(EnvelopeError::Length { kind: MessageKind::Initiation, expected: 116, found: 117 })
+            Err(EnvelopeError::Length { kind: MessageKind::Initiation, expected: 156, found: 157 })
+        );
+        assert_eq!(
+            Envelope::parse(&[3, 0, 0, 0]),
+            Err(EnvelopeError::Length { kind: MessageKind::CookieReply, expected: 64, found: 4 })
         );
         let mut reserved = initiation.clone();
         reserved[3] = 0x80;
@@ -296,12 +408,12 @@ mod tests {
         assert_eq!(Envelope::parse(&[4; 31]), Err(EnvelopeError::Truncated { found: 31 }));
         assert_eq!(
             Envelope::parse(&[2]),
-            Err(EnvelopeError::Length { kind: MessageKind::Response, expected: 60, found: 1 })
+            Err(EnvelopeError::Length { kind: MessageKind::Response, expected: 100, found: 1 })
         );
         let mut out = [0u8; 100];
         assert_eq!(
             Envelope::parse(&initiation).unwrap().emit(&mut out),
-            Err(EnvelopeError::BufferTooSmall { needed: 116, available: 100 })
+            Err(EnvelopeError::BufferTooSmall { needed: 156, available: 100 })
         );
     }
 
@@ -309,13 +421,14 @@ mod tests {
         /// Whatever parses re-emits to exactly the input (the encoding is canonical).
         #[test]
         fn parse_emit_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..200),
-                                 kind in 0usize..3) {
+                                 kind in 0usize..4) {
             let mut bytes = bytes;
             // Steer inputs into a valid shape so the round trip is exercised, not just rejection.
             if kind == 0 { bytes.resize(INITIATION_LEN, 9) }
             if kind == 1 && bytes.len() > 100 { bytes.resize(RESPONSE_LEN, 9) }
+            if kind == 3 && bytes.len() > 100 { bytes.resize(COOKIE_REPLY_LEN, 9) }
             if let Some(first) = bytes.first_mut() {
-                *first = [TYPE_INITIATION, TYPE_RESPONSE, TYPE_TRANSPORT][kind];
+                *first = [TYPE_INITIATION, TYPE_RESPONSE, TYPE_TRANSPORT, TYPE_COOKIE_REPLY][kind];
             }
             if bytes.len() >= 4 {
                 bytes[1..4].fill(0);
@@ -330,6 +443,7 @@ mod tests {
                     let expected_failure = match kind {
                         0 => false,
                         1 => bytes.len() != RESPONSE_LEN,
+                        3 => bytes.len() != COOKIE_REPLY_LEN,
                         _ => bytes.len() < TRANSPORT_MIN_LEN,
                     };
                     prop_assert!(expected_failure, "{:?} for {:?}", e, bytes);

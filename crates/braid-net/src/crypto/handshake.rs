@@ -9,9 +9,14 @@
 //! ```text
 //!   <- s                       the initiator knows the responder's static key beforehand
 //!   ...
-//!   -> e, es, s, ss            initiation: payload = TAI64N timestamp
-//!   <- e, ee, se, psk          response: empty payload
+//!   -> e, es, s, ss            initiation: payload = TAI64N timestamp, initiator's instance
+//!   <- e, ee, se, psk          response: payload = responder's instance
 //! ```
+//!
+//! An *instance* is 8 random bytes each endpoint draws when it starts (not in WireGuard, whose
+//! inner packets carry no state): the tunnel protocol numbers every path's packets, so when one
+//! end restarts the other must start its senders and receivers afresh, and a handshake with a
+//! new instance says so. Both payloads are encrypted and authenticated by the handshake.
 //!
 //! The initiator's static key travels encrypted in message 1, so the responder learns who is
 //! calling only after the `es` DH, and checks it against its one configured peer. The PSK
@@ -36,7 +41,7 @@ use snow::{Builder, HandshakeState};
 use zeroize::Zeroize;
 
 use super::cipher::Cipher;
-use super::envelope::{INITIATION_NOISE_LEN, RESPONSE_NOISE_LEN, TIMESTAMP_LEN};
+use super::envelope::{INITIATION_NOISE_LEN, INSTANCE_LEN, RESPONSE_NOISE_LEN, TIMESTAMP_LEN};
 use super::keys::{PresharedKey, PrivateKey, PublicKey, KEY_LEN};
 
 /// Mixed into the handshake hash first (Noise section 6); changing it makes old peers incompatible.
@@ -107,36 +112,44 @@ pub(crate) fn write_initiation(
     peer: &PublicKey,
     psk: &PresharedKey,
     timestamp: Tai64n,
+    instance: u64,
     out: &mut [u8; INITIATION_NOISE_LEN],
 ) -> Result<InitiatorHandshake, snow::Error> {
     let mut state =
         builder(cipher, local, psk)?.remote_public_key(peer.as_bytes())?.build_initiator()?;
-    let written = state.write_message(timestamp.as_bytes(), out)?;
+    let mut payload = [0u8; TIMESTAMP_LEN + INSTANCE_LEN];
+    payload[..TIMESTAMP_LEN].copy_from_slice(timestamp.as_bytes());
+    payload[TIMESTAMP_LEN..].copy_from_slice(&instance.to_be_bytes());
+    let written = state.write_message(&payload, out)?;
     debug_assert_eq!(written, INITIATION_NOISE_LEN);
     Ok(InitiatorHandshake { state })
 }
 
 impl InitiatorHandshake {
-    /// Reads Noise message 2 and returns the transport keys. On failure the state is unchanged
-    /// (snow restores its symmetric state), so a forged response cannot spoil a genuine one.
+    /// Reads Noise message 2 and returns the transport keys and the responder's instance. On
+    /// failure the state is unchanged (snow restores its symmetric state), so a forged response
+    /// cannot spoil a genuine one.
     pub fn read_response(
         &mut self,
         noise: &[u8; RESPONSE_NOISE_LEN],
-    ) -> Result<TransportKeys, snow::Error> {
+    ) -> Result<(TransportKeys, u64), snow::Error> {
         let mut payload = [0u8; RESPONSE_NOISE_LEN];
         let len = self.state.read_message(noise, &mut payload)?;
-        debug_assert_eq!(len, 0);
+        // The envelope fixed the message length, so the payload is exactly an instance.
+        debug_assert_eq!(len, INSTANCE_LEN);
+        let instance = u64::from_be_bytes(payload[..INSTANCE_LEN].try_into().expect("8 bytes"));
         let (initiator_to_responder, responder_to_initiator) =
             self.state.dangerously_get_raw_split();
-        Ok(TransportKeys { send: initiator_to_responder, recv: responder_to_initiator })
+        Ok((TransportKeys { send: initiator_to_responder, recv: responder_to_initiator }, instance))
     }
 }
 
-/// An initiation that authenticated: its sender's static key and timestamp, and the state that
-/// writes the response.
+/// An initiation that authenticated: its sender's static key, timestamp and instance, and the
+/// state that writes the response.
 pub(crate) struct AcceptedInitiation {
     pub peer: PublicKey,
     pub timestamp: Tai64n,
+    pub instance: u64,
     state: HandshakeState,
 }
 
@@ -151,21 +164,27 @@ pub(crate) fn read_initiation(
     let mut state = builder(cipher, local, psk)?.build_responder()?;
     let mut payload = [0u8; INITIATION_NOISE_LEN];
     let len = state.read_message(noise, &mut payload)?;
-    // The envelope fixed the message length, so the payload is exactly a timestamp.
+    // The envelope fixed the message length, so the payload is exactly a timestamp and an
+    // instance.
+    debug_assert_eq!(len, TIMESTAMP_LEN + INSTANCE_LEN);
     let timestamp = Tai64n(payload[..TIMESTAMP_LEN].try_into().expect("payload holds 12 bytes"));
-    debug_assert_eq!(len, TIMESTAMP_LEN);
+    let instance = u64::from_be_bytes(
+        payload[TIMESTAMP_LEN..TIMESTAMP_LEN + INSTANCE_LEN].try_into().expect("8 bytes"),
+    );
     let remote = state.get_remote_static().ok_or(snow::Error::Input)?;
     let peer = PublicKey::from_bytes(remote.try_into().map_err(|_| snow::Error::Input)?);
-    Ok(AcceptedInitiation { peer, timestamp, state })
+    Ok(AcceptedInitiation { peer, timestamp, instance, state })
 }
 
 impl AcceptedInitiation {
-    /// Writes Noise message 2 into `out` and returns the responder's transport keys.
+    /// Writes Noise message 2, carrying our `instance`, into `out` and returns the responder's
+    /// transport keys.
     pub fn write_response(
         mut self,
+        instance: u64,
         out: &mut [u8; RESPONSE_NOISE_LEN],
     ) -> Result<TransportKeys, snow::Error> {
-        let written = self.state.write_message(&[], out)?;
+        let written = self.state.write_message(&instance.to_be_bytes(), out)?;
         debug_assert_eq!(written, RESPONSE_NOISE_LEN);
         let (initiator_to_responder, responder_to_initiator) =
             self.state.dangerously_get_raw_split();
@@ -224,13 +243,15 @@ mod tests {
             let stamp = Tai64n::from_unix(Duration::from_secs(1_700_000_000));
             let mut m1 = [0u8; INITIATION_NOISE_LEN];
             let mut initiator =
-                write_initiation(cipher, &i_private, &r_public, &psk, stamp, &mut m1).unwrap();
+                write_initiation(cipher, &i_private, &r_public, &psk, stamp, 11, &mut m1).unwrap();
             let accepted = read_initiation(cipher, &r_private, &psk, &m1).unwrap();
             assert_eq!(accepted.peer, i_public);
             assert_eq!(accepted.timestamp, stamp);
+            assert_eq!(accepted.instance, 11);
             let mut m2 = [0u8; RESPONSE_NOISE_LEN];
-            let r_keys = accepted.write_response(&mut m2).unwrap();
-            let i_keys = initiator.read_response(&m2).unwrap();
+            let r_keys = accepted.write_response(22, &mut m2).unwrap();
+            let (i_keys, r_instance) = initiator.read_response(&m2).unwrap();
+            assert_eq!(r_instance, 22);
             assert_eq!(i_keys.send, r_keys.recv);
             assert_eq!(i_keys.recv, r_keys.send);
             assert_ne!(i_keys.send, i_keys.recv);
@@ -250,7 +271,7 @@ mod tests {
             (Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305),
         ] {
             let mut m1 = [0u8; INITIATION_NOISE_LEN];
-            write_initiation(initiator, &i_private, &r_public, &psk, stamp, &mut m1).unwrap();
+            write_initiation(initiator, &i_private, &r_public, &psk, stamp, 1, &mut m1).unwrap();
             assert_eq!(
                 read_initiation(responder, &r_private, &psk, &m1).err(),
                 Some(snow::Error::Decrypt)
@@ -268,12 +289,12 @@ mod tests {
         let stamp = Tai64n::from_unix(Duration::from_secs(1));
         let mut m1 = [0u8; INITIATION_NOISE_LEN];
         let mut initiator =
-            write_initiation(CIPHER, &i_private, &r_public, &right, stamp, &mut m1).unwrap();
+            write_initiation(CIPHER, &i_private, &r_public, &right, stamp, 1, &mut m1).unwrap();
         // Message 1 carries no PSK: a responder with the wrong one reads it...
         let mut forged = [0u8; RESPONSE_NOISE_LEN];
         read_initiation(CIPHER, &r_private, &wrong, &m1)
             .unwrap()
-            .write_response(&mut forged)
+            .write_response(2, &mut forged)
             .unwrap();
         // ...but its response does not authenticate.
         assert_eq!(initiator.read_response(&forged).err(), Some(snow::Error::Decrypt));
@@ -281,7 +302,7 @@ mod tests {
         let mut genuine = [0u8; RESPONSE_NOISE_LEN];
         read_initiation(CIPHER, &r_private, &right, &m1)
             .unwrap()
-            .write_response(&mut genuine)
+            .write_response(2, &mut genuine)
             .unwrap();
         assert!(initiator.read_response(&genuine).is_ok());
     }
@@ -294,7 +315,7 @@ mod tests {
         let psk = PresharedKey::from_bytes([0; 32]);
         let mut m1 = [0u8; INITIATION_NOISE_LEN];
         let stamp = Tai64n::from_unix(Duration::from_secs(1));
-        write_initiation(CIPHER, &i_private, &r_public, &psk, stamp, &mut m1).unwrap();
+        write_initiation(CIPHER, &i_private, &r_public, &psk, stamp, 1, &mut m1).unwrap();
         assert!(read_initiation(CIPHER, &other_private, &psk, &m1).is_err());
     }
 }

@@ -7,7 +7,10 @@
 //!
 //! - [`keys`]: static keys and the PSK, base64 like `wg genkey`.
 //! - [`cipher`]: the AEAD, AES-256-GCM (default) or ChaCha20-Poly1305: Noise name, nonce, limits.
-//! - [`envelope`]: the outer datagram format (initiation, response, transport), strict parser.
+//! - [`envelope`]: the outer datagram format (initiation, response, cookie reply, transport),
+//!   strict parser.
+//! - [`cookie`]: WireGuard's `mac1`/`mac2` and cookie replies, checked before any DH.
+//! - [`ratelimit`]: when the responder is under load; handshakes per source and in all.
 //! - [`handshake`]: Noise_IKpsk2_25519_{AESGCM,ChaChaPoly}_BLAKE2s through snow, TAI64N
 //!   timestamps.
 //! - [`keypair`]: one pair of transport keys: ring's AEAD with counter nonces.
@@ -17,10 +20,12 @@
 //! The threat model is in docs/security.md.
 
 pub mod cipher;
+pub mod cookie;
 pub mod envelope;
 pub mod handshake;
 pub mod keypair;
 pub mod keys;
+pub mod ratelimit;
 pub mod replay;
 pub mod session;
 
@@ -28,7 +33,7 @@ pub use cipher::{Cipher, UnknownCipher};
 pub use envelope::{EnvelopeError, MessageKind, HEADER_LEN, TAG_LEN};
 pub use keys::{generate_keypair, KeyError, PresharedKey, PrivateKey, PublicKey};
 pub use replay::ReplayError;
-pub use session::{Opened, Role, Session, SessionConfig, SessionCounters};
+pub use session::{Opened, Role, Session, SessionConfig, SessionCounters, REPLY_MAX};
 
 /// Bytes a sealed datagram adds to its plaintext: the transport header and the tag.
 pub const OVERHEAD: usize = HEADER_LEN + TAG_LEN;
@@ -56,6 +61,12 @@ pub enum CryptoError {
     UnknownPeer(PublicKey),
     #[error("initiation timestamp not newer than the last accepted one (replayed initiation)")]
     ReplayedInitiation,
+    #[error("handshake message with a wrong mac1: not made for this host's public key")]
+    Mac1,
+    #[error("initiation refused: over the handshake rate limit (per source address or in all)")]
+    RateLimited,
+    #[error("the OS random source failed")]
+    Random,
     #[error("a {role} does not accept {kind} messages")]
     Unexpected { kind: MessageKind, role: Role },
 }

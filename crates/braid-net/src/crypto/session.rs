@@ -44,24 +44,41 @@
 //! data but heard nothing for [`KEEPALIVE_TIMEOUT`] + [`REKEY_TIMEOUT`], which recovers from a
 //! responder restart in 15 s rather than at the next rekey.
 //!
+//! **Denial of service** (section 5.3): every handshake message carries WireGuard's `mac1` and
+//! `mac2` ([`super::cookie`]). The responder checks `mac1` (keyed by its public key) before any
+//! Diffie-Hellman, so a sender that does not know the key costs one BLAKE2s. Under load
+//! ([`super::ratelimit`]: more than 64 initiations a second passed `mac1`) it demands a valid
+//! `mac2`, bound to the datagram's source address, and answers an initiation without one with a
+//! cookie reply (at most 20 a second per source address, 5 000 in all); an initiation with one
+//! is still limited to 20 a second per source address, and all handshakes to 1 000 a second. The initiator keeps the cookie and uses it from its next
+//! try ([`REKEY_TIMEOUT`] later, as WireGuard). The initiator checks a response's `mac1` (keyed
+//! by its own public key) before reading it.
+//!
 //! Simplifications, on purpose: no retry jitter (one peer, no synchronised storms to break up);
 //! no REKEY_ATTEMPT_TIME give-up (the daemon wants the tunnel up, so it retries every 5 s for as
-//! long as it runs); no cookies (docs/security.md).
+//! long as it runs).
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use braid_core::Instant;
 
 use super::cipher::Cipher;
 pub use super::cipher::{REJECT_AFTER_MESSAGES, REKEY_AFTER_MESSAGES};
+use super::cookie::{CookieChecker, CookieJar};
 use super::envelope::{
-    Envelope, MessageKind, HEADER_LEN, INITIATION_LEN, INITIATION_NOISE_LEN, RESPONSE_LEN,
-    RESPONSE_NOISE_LEN, TAG_LEN,
+    Envelope, MessageKind, COOKIE_NONCE_LEN, COOKIE_REPLY_LEN, HEADER_LEN, INITIATION_LEN,
+    INITIATION_NOISE_LEN, MAC_LEN, RESPONSE_LEN, RESPONSE_NOISE_LEN, SEALED_COOKIE_LEN, TAG_LEN,
 };
 use super::handshake::{self, InitiatorHandshake, Tai64n};
 use super::keypair::Keypair;
 use super::keys::{PresharedKey, PrivateKey, PublicKey};
+use super::ratelimit::{HandshakeLoad, SourceLimiter};
 use super::CryptoError;
+
+/// Bytes the `reply` buffer of [`Session::open`] needs: a response or a cookie reply.
+pub const REPLY_MAX: usize =
+    if RESPONSE_LEN > COOKIE_REPLY_LEN { RESPONSE_LEN } else { COOKIE_REPLY_LEN };
 
 /// The initiator rekeys once its keys are this old (WireGuard section 6.1, Rekey-After-Time).
 pub const REKEY_AFTER_TIME: Duration = Duration::from_secs(120);
@@ -104,6 +121,9 @@ pub struct SessionConfig {
     /// not be secret, but the daemon should seed from the OS random source so a restarted peer
     /// does not reuse the indices of the last run; tests fix it.
     pub index_seed: u64,
+    /// This endpoint's instance: drawn at random when the process starts, sent in every
+    /// handshake, so that the peer can tell a restart from a rekey.
+    pub instance: u64,
 }
 
 /// What [`Session::open`] made of a datagram.
@@ -112,9 +132,12 @@ pub enum Opened<'a> {
     /// A transport datagram's plaintext, decrypted in place inside the datagram buffer. Empty
     /// for a keepalive.
     Data(&'a mut [u8]),
-    /// (Responder) a handshake response of this many bytes is in `reply`: send it back on the
-    /// path the initiation came from.
+    /// (Responder) a handshake response, or under load a cookie reply, of this many bytes is
+    /// in `reply`: send it back on the path the initiation came from, to its source.
     Reply(usize),
+    /// (Initiator) the responder is under load and handed out a cookie; the next initiation
+    /// carries it.
+    Cookie,
     /// (Initiator) the handshake completed: new keys are in use. Send something now (see
     /// [`Session::poll_keepalive`]) so the responder switches to them too.
     Established,
@@ -139,6 +162,16 @@ pub struct SessionCounters {
     pub replays: u64,
     /// Datagrams naming keys we do not hold (expired, from before a restart, or foreign).
     pub unknown_index: u64,
+    /// Handshake messages whose `mac1` was wrong (not made for our public key): dropped before
+    /// any other work.
+    pub bad_mac1: u64,
+    /// (Responder) cookie replies sent instead of handshakes, under load.
+    pub cookie_replies: u64,
+    /// (Initiator) cookies received.
+    pub cookies_received: u64,
+    /// (Responder) initiations refused by the per-source or global limits on handshakes and
+    /// cookie replies.
+    pub rate_limited: u64,
 }
 
 /// The initiator's outstanding handshake.
@@ -192,13 +225,32 @@ pub struct Session {
     /// Latest time seen in any call; `poll_timeout` has no `now` of its own.
     now: Instant,
     counters: SessionCounters,
+    /// MACs of the handshake messages we send to the peer, and its cookie.
+    jar: CookieJar,
+    /// MACs of the handshake messages sent to us, and (responder) our cookies.
+    checker: CookieChecker,
+    /// (Responder) whether under load, and the global handshake budget.
+    load: HandshakeLoad,
+    /// (Responder) handshakes per source address under load.
+    sources: SourceLimiter,
+    /// (Responder) cookie replies per source address.
+    cookie_sources: SourceLimiter,
+    /// Our instance, sent in every handshake.
+    instance: u64,
+    /// The peer's instance of the keys in use, and (responder) of the keys in `next`.
+    peer_instance: Option<u64>,
+    next_peer_instance: Option<u64>,
+    /// Keys of a new peer instance came into use and the caller has not been told.
+    peer_restarted: bool,
 }
 
 impl Session {
     /// A session with no keys yet. `unix_time` is the wall clock (time since the Unix epoch) at
     /// `now`; only the initiator uses it, for initiation timestamps.
     pub fn new(config: SessionConfig, now: Instant, unix_time: Duration) -> Self {
-        let SessionConfig { role, cipher, local, peer, psk, index_seed } = config;
+        let SessionConfig { role, cipher, local, peer, psk, index_seed, instance } = config;
+        let jar = CookieJar::new(&peer);
+        let checker = CookieChecker::new(&local.public_key());
         Session {
             role,
             cipher,
@@ -222,7 +274,32 @@ impl Session {
             confirmation_due: false,
             now,
             counters: SessionCounters::default(),
+            jar,
+            checker,
+            load: HandshakeLoad::new(now),
+            sources: SourceLimiter::default(),
+            cookie_sources: SourceLimiter::default(),
+            instance,
+            peer_instance: None,
+            next_peer_instance: None,
+            peer_restarted: false,
         }
+    }
+
+    /// Whether keys from a handshake with a new instance of the peer (it restarted) came into
+    /// use since the last call: the tunnel's senders and receivers must then start afresh, as
+    /// the peer's did. Call after each [`open`](Self::open) that returned something; the first
+    /// handshake of a session does not count (there is nothing to reset).
+    pub fn take_peer_restart(&mut self) -> bool {
+        std::mem::take(&mut self.peer_restarted)
+    }
+
+    /// Records that keys of peer instance `instance` came into use.
+    fn keys_from_instance(&mut self, instance: u64) {
+        if self.peer_instance.is_some_and(|old| old != instance) {
+            self.peer_restarted = true;
+        }
+        self.peer_instance = Some(instance);
     }
 
     pub fn role(&self) -> Role {
@@ -273,10 +350,19 @@ impl Session {
             &self.peer,
             &self.psk,
             timestamp,
+            self.instance,
             &mut noise,
         )
         .map_err(CryptoError::Handshake)?;
-        let n = Envelope::Initiation { sender_index: local_index, noise: &noise }.emit(out)?;
+        let zero = [0u8; MAC_LEN];
+        let n = Envelope::Initiation {
+            sender_index: local_index,
+            noise: &noise,
+            mac1: &zero,
+            mac2: &zero,
+        }
+        .emit(out)?;
+        self.jar.stamp(now, &mut out[..n]);
         self.pending = Some(Pending { handshake, local_index, sent_at: now });
         self.counters.initiations_sent += 1;
         Ok(Some(n))
@@ -325,25 +411,36 @@ impl Session {
         Ok(n)
     }
 
-    /// Takes one received datagram from any path. Transport plaintext is decrypted in place and
-    /// returned as a slice of `datagram`; a responder's handshake response goes into `reply`
-    /// (which needs 60 bytes). Errors mean: drop the datagram (the counters record why).
+    /// Takes one received datagram from any path, sent from `src` (the source address a cookie
+    /// binds). Transport plaintext is decrypted in place and returned as a slice of `datagram`;
+    /// a responder's handshake response or cookie reply goes into `reply` (which needs
+    /// [`REPLY_MAX`] bytes). Errors mean: drop the datagram (the counters record why).
     pub fn open<'a>(
         &mut self,
         now: Instant,
+        src: SocketAddr,
         datagram: &'a mut [u8],
         reply: &mut [u8],
     ) -> Result<Opened<'a>, CryptoError> {
         self.advance(now);
         match Envelope::parse(datagram)? {
-            Envelope::Initiation { sender_index, noise } => {
+            Envelope::Initiation { sender_index, noise, .. } => {
                 let initiation: &[u8; INITIATION_LEN] =
                     (&*datagram).try_into().expect("the envelope checked the length");
-                self.on_initiation(now, initiation, sender_index, noise, reply).map(Opened::Reply)
+                self.on_initiation(now, src, initiation, sender_index, noise, reply)
+                    .map(Opened::Reply)
             }
-            Envelope::Response { sender_index, receiver_index, noise } => {
+            Envelope::Response { sender_index, receiver_index, noise, .. } => {
+                if self.role == Role::Initiator && !self.checker.check_mac1(datagram) {
+                    self.counters.bad_mac1 += 1;
+                    return Err(CryptoError::Mac1);
+                }
                 self.on_response(now, sender_index, receiver_index, noise)?;
                 Ok(Opened::Established)
+            }
+            Envelope::CookieReply { receiver_index, nonce, sealed_cookie } => {
+                self.on_cookie_reply(now, receiver_index, nonce, sealed_cookie)?;
+                Ok(Opened::Cookie)
             }
             Envelope::Transport { receiver_index, counter, .. } => {
                 self.on_transport(now, receiver_index, counter, datagram).map(Opened::Data)
@@ -436,9 +533,13 @@ impl Session {
         (!answered && self.current.is_some()).then(|| received + KEEPALIVE_TIMEOUT)
     }
 
+    /// The responder's checks, cheapest first: `mac1` (one BLAKE2s), a copy of the initiation
+    /// answered last, then under load a cookie for `src` and its per-source limit, then the
+    /// global handshake budget; only then the Diffie-Hellman work of reading the initiation.
     fn on_initiation(
         &mut self,
         now: Instant,
+        src: SocketAddr,
         initiation: &[u8; INITIATION_LEN],
         sender_index: u32,
         noise: &[u8; INITIATION_NOISE_LEN],
@@ -447,15 +548,38 @@ impl Session {
         if self.role != Role::Responder {
             return Err(CryptoError::Unexpected { kind: MessageKind::Initiation, role: self.role });
         }
-        let available = reply.len();
-        let reply = reply
-            .get_mut(..RESPONSE_LEN)
-            .ok_or(CryptoError::BufferTooSmall { needed: RESPONSE_LEN, available })?;
+        if reply.len() < REPLY_MAX {
+            return Err(CryptoError::BufferTooSmall { needed: REPLY_MAX, available: reply.len() });
+        }
+        if !self.checker.check_mac1(initiation) {
+            self.counters.bad_mac1 += 1;
+            return Err(CryptoError::Mac1);
+        }
+        let reply = &mut reply[..RESPONSE_LEN];
         if let Some(cached) = self.cached_response.as_ref().filter(|c| &c.initiation == initiation)
         {
             reply.copy_from_slice(&cached.response);
             self.counters.duplicate_initiations += 1;
             return Ok(RESPONSE_LEN);
+        }
+        if self.load.on_initiation(now) {
+            if !self.checker.check_mac2(now, initiation, &src) {
+                // A reply costs a send: limited per source, and in all (ratelimit.rs).
+                if !self.cookie_sources.allow(now, src.ip()) || !self.load.take_cookie_reply(now) {
+                    self.counters.rate_limited += 1;
+                    return Err(CryptoError::RateLimited);
+                }
+                self.counters.cookie_replies += 1;
+                return self.checker.cookie_reply(now, initiation, sender_index, &src, reply);
+            }
+            if !self.sources.allow(now, src.ip()) {
+                self.counters.rate_limited += 1;
+                return Err(CryptoError::RateLimited);
+            }
+        }
+        if !self.load.take_handshake(now) {
+            self.counters.rate_limited += 1;
+            return Err(CryptoError::RateLimited);
         }
         let accepted = handshake::read_initiation(self.cipher, &self.local, &self.psk, noise)
             .map_err(|e| {
@@ -473,15 +597,23 @@ impl Session {
         let timestamp = accepted.timestamp;
         let local_index = self.fresh_index();
         let mut noise_out = [0u8; RESPONSE_NOISE_LEN];
-        let keys = accepted.write_response(&mut noise_out).map_err(CryptoError::Handshake)?;
+        let peer_instance = accepted.instance;
+        let keys = accepted
+            .write_response(self.instance, &mut noise_out)
+            .map_err(CryptoError::Handshake)?;
+        let zero = [0u8; MAC_LEN];
         let n = Envelope::Response {
             sender_index: local_index,
             receiver_index: sender_index,
             noise: &noise_out,
+            mac1: &zero,
+            mac2: &zero,
         }
         .emit(reply)?;
+        self.jar.stamp(now, reply);
         self.greatest_timestamp_accepted = Some(timestamp);
         self.next = Some(Keypair::new(self.cipher, &keys, local_index, sender_index, now));
+        self.next_peer_instance = Some(peer_instance);
         let mut response = [0u8; RESPONSE_LEN];
         response.copy_from_slice(reply);
         self.cached_response =
@@ -506,7 +638,7 @@ impl Session {
             self.counters.unknown_index += 1;
             return Err(CryptoError::UnknownIndex(receiver_index));
         };
-        let keys = pending.handshake.read_response(noise).map_err(|e| {
+        let (keys, peer_instance) = pending.handshake.read_response(noise).map_err(|e| {
             self.counters.handshake_failures += 1;
             CryptoError::Handshake(e)
         })?;
@@ -517,6 +649,30 @@ impl Session {
         self.confirmation_due = true;
         self.last_received = Some(now);
         self.counters.handshakes_completed += 1;
+        self.keys_from_instance(peer_instance);
+        Ok(())
+    }
+
+    /// (Initiator) a cookie reply to our outstanding initiation: keep the cookie for the next.
+    fn on_cookie_reply(
+        &mut self,
+        now: Instant,
+        receiver_index: u32,
+        nonce: &[u8; COOKIE_NONCE_LEN],
+        sealed_cookie: &[u8; SEALED_COOKIE_LEN],
+    ) -> Result<(), CryptoError> {
+        if self.role != Role::Initiator {
+            let kind = MessageKind::CookieReply;
+            return Err(CryptoError::Unexpected { kind, role: self.role });
+        }
+        if self.pending.as_ref().is_none_or(|p| p.local_index != receiver_index) {
+            self.counters.unknown_index += 1;
+            return Err(CryptoError::UnknownIndex(receiver_index));
+        }
+        self.jar.on_cookie_reply(now, nonce, sealed_cookie).inspect_err(|_| {
+            self.counters.handshake_failures += 1;
+        })?;
+        self.counters.cookies_received += 1;
         Ok(())
     }
 
@@ -559,6 +715,9 @@ impl Session {
             self.previous = self.current.take();
             self.current = self.next.take();
             self.counters.handshakes_completed += 1;
+            if let Some(instance) = self.next_peer_instance.take() {
+                self.keys_from_instance(instance);
+            }
         }
         self.last_received = Some(now);
         if !plaintext.is_empty() {

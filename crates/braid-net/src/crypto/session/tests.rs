@@ -51,6 +51,7 @@ impl Ends {
             peer: self.server_private.public_key(),
             psk,
             index_seed: 1,
+            instance: 1,
         };
         Session::new(config, T0, UNIX_AT_T0)
     }
@@ -63,6 +64,7 @@ impl Ends {
             peer: self.client_private.public_key(),
             psk,
             index_seed: 2,
+            instance: 2,
         };
         Session::new(config, T0, Duration::ZERO)
     }
@@ -73,14 +75,30 @@ fn initiation(client: &mut Session, now: Instant) -> Option<Vec<u8>> {
     client.poll_handshake(now, &mut buf).unwrap().map(|n| buf[..n].to_vec())
 }
 
-/// Feeds `datagram` to `session`; returns what came out, owning it.
+/// The source address of everything [`deliver`] hands over.
+fn peer_addr() -> SocketAddr {
+    "192.0.2.1:51820".parse().unwrap()
+}
+
+/// Feeds `datagram` to `session` from [`peer_addr`]; returns what came out, owning it.
 fn deliver(session: &mut Session, now: Instant, datagram: &[u8]) -> Result<Output, CryptoError> {
+    deliver_from(session, now, peer_addr(), datagram)
+}
+
+/// Feeds `datagram` to `session` as sent from `src`.
+fn deliver_from(
+    session: &mut Session,
+    now: Instant,
+    src: SocketAddr,
+    datagram: &[u8],
+) -> Result<Output, CryptoError> {
     let mut buf = datagram.to_vec();
-    let mut reply = [0u8; 100];
-    Ok(match session.open(now, &mut buf, &mut reply)? {
+    let mut reply = [0u8; REPLY_MAX];
+    Ok(match session.open(now, src, &mut buf, &mut reply)? {
         Opened::Data(plaintext) => Output::Data(plaintext.to_vec()),
         Opened::Reply(n) => Output::Reply(reply[..n].to_vec()),
         Opened::Established => Output::Established,
+        Opened::Cookie => Output::Cookie,
     })
 }
 
@@ -89,6 +107,7 @@ enum Output {
     Data(Vec<u8>),
     Reply(Vec<u8>),
     Established,
+    Cookie,
 }
 
 fn reply_of(output: Result<Output, CryptoError>) -> Vec<u8> {
@@ -236,6 +255,7 @@ fn initiation_from_another_static_key_is_refused() {
             peer: ends.server_private.public_key(),
             psk: None,
             index_seed: 3,
+            instance: 0,
         },
         T0,
         UNIX_AT_T0,
@@ -258,12 +278,15 @@ fn initiation_for_another_responder_is_refused() {
             peer: generate_keypair().unwrap().1,
             psk: None,
             index_seed: 4,
+            instance: 0,
         },
         T0,
         UNIX_AT_T0,
     );
     let init = initiation(&mut misdirected, T0).unwrap();
-    assert_eq!(deliver(&mut server, T0, &init), Err(CryptoError::Handshake(snow::Error::Decrypt)));
+    // Its mac1 is keyed by the other responder's public key: refused before any DH.
+    assert_eq!(deliver(&mut server, T0, &init), Err(CryptoError::Mac1));
+    assert_eq!(server.counters().handshake_failures, 0);
 }
 
 #[test]
@@ -550,6 +573,7 @@ fn debug_output_holds_no_secret() {
             peer: ends.server_private.public_key(),
             psk: Some(PresharedKey::from_bytes([0x42; 32])),
             index_seed: 0,
+            instance: 0,
         }
     );
     let secret = ends.client_private.to_base64();
@@ -558,3 +582,266 @@ fn debug_output_holds_no_secret() {
         assert!(!text.contains("66, 66"), "{text}");
     }
 }
+
+// --- Denial of service: mac1, cookies, rate limits (WireGuard section 5.3) ---
+
+/// An initiation-shaped datagram of random bytes: the right type and length, nothing else.
+fn junk_initiation(seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut m: Vec<u8> = (0..INITIATION_LEN)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    m[..4].copy_from_slice(&[1, 0, 0, 0]);
+    m
+}
+
+/// A stranger who knows the server's public key: its initiations pass mac1, then fail at the
+/// peer check after the Diffie-Hellman work.
+fn stranger(ends: &Ends, seed: u64) -> Session {
+    let config = SessionConfig {
+        role: Role::Initiator,
+        cipher: ends.cipher,
+        local: generate_keypair().unwrap().0,
+        peer: ends.server_private.public_key(),
+        psk: None,
+        index_seed: seed,
+        instance: seed,
+    };
+    Session::new(config, T0, UNIX_AT_T0)
+}
+
+#[test]
+fn initiations_with_a_wrong_mac1_are_refused_before_any_handshake_work() {
+    let ends = Ends::new();
+    let mut server = ends.server(None);
+    for k in 0..1000 {
+        let r = deliver(&mut server, at(k as f64 * 1e-4), &junk_initiation(k));
+        assert_eq!(r, Err(CryptoError::Mac1));
+    }
+    let c = server.counters();
+    assert_eq!(c.bad_mac1, 1000);
+    // No Diffie-Hellman ran (it would have failed and counted), and no cookie went out.
+    assert_eq!((c.handshake_failures, c.cookie_replies, c.rate_limited), (0, 0, 0));
+    // A genuine initiation right after still completes.
+    let mut client = ends.client(None);
+    let init = initiation(&mut client, at(0.2)).unwrap();
+    let response = reply_of(deliver(&mut server, at(0.2), &init));
+    assert_eq!(deliver(&mut client, at(0.21), &response), Ok(Output::Established));
+    // The initiation for another server (mac1 under another key) is refused the same way.
+    let other = Ends::new();
+    let mut elsewhere = other.client(None);
+    let foreign = initiation(&mut elsewhere, at(0.3)).unwrap();
+    assert_eq!(deliver(&mut server, at(0.3), &foreign), Err(CryptoError::Mac1));
+}
+
+#[test]
+fn a_response_with_a_wrong_mac1_is_refused_and_the_genuine_one_still_completes() {
+    let ends = Ends::new();
+    let (mut client, mut server) = (ends.client(None), ends.server(None));
+    let init = initiation(&mut client, T0).unwrap();
+    let response = reply_of(deliver(&mut server, T0, &init));
+    let mut forged = response.clone();
+    forged[RESPONSE_LEN - 2 * MAC_LEN] ^= 1;
+    assert_eq!(deliver(&mut client, T0, &forged), Err(CryptoError::Mac1));
+    assert_eq!(client.counters().bad_mac1, 1);
+    assert_eq!(deliver(&mut client, T0, &response), Ok(Output::Established));
+}
+
+/// Strangers who know the server's key flood it with initiations from many addresses. Past the
+/// load threshold it answers with cookie replies instead of handshakes, also to the genuine
+/// client; the client keeps the cookie, and its next try (REKEY_TIMEOUT later, the flood still
+/// going) passes mac2 and completes.
+#[test]
+fn under_load_initiations_earn_cookies_and_the_client_completes_with_its_cookie() {
+    let ends = Ends::new();
+    let mut server = ends.server(None);
+    let mut client = ends.client(None);
+    let flood = |server: &mut Session, from: f64, n: u64, cookies: &mut u64| {
+        for k in 0..n {
+            let mut s = stranger(&ends, 100 + k);
+            let now = at(from + k as f64 * 1e-3);
+            let src = SocketAddr::from(([198, 51, 100, (k % 250) as u8], 1000 + k as u16));
+            let m = initiation(&mut s, now).unwrap();
+            match deliver_from(server, now, src, &m) {
+                Ok(Output::Reply(r)) => {
+                    assert_eq!(r.len(), COOKIE_REPLY_LEN, "only cookie replies under load");
+                    *cookies += 1;
+                }
+                Err(CryptoError::UnknownPeer(_)) => {}
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    // 200 strangers over 0.2 s (1000/s): past the burst, the rest get cookies.
+    let mut cookies = 0;
+    flood(&mut server, 0.0, 200, &mut cookies);
+    let dh_before = server.counters().handshake_failures;
+    assert!(dh_before <= 20, "Diffie-Hellman work for {dh_before} strangers");
+    assert!(cookies >= 180, "{cookies} cookie replies");
+    // The client's first try, during the flood: a cookie reply, which it takes.
+    let first = initiation(&mut client, at(0.2)).unwrap();
+    let cookie_reply = reply_of(deliver(&mut server, at(0.2), &first));
+    assert_eq!(cookie_reply.len(), COOKIE_REPLY_LEN);
+    assert_eq!(deliver(&mut client, at(0.21), &cookie_reply), Ok(Output::Cookie));
+    assert_eq!(client.counters().cookies_received, 1);
+    // A cookie reply is not for the server to take.
+    assert!(matches!(
+        deliver(&mut server, at(0.21), &cookie_reply),
+        Err(CryptoError::Unexpected { .. })
+    ));
+    // The flood goes on; the retry carries mac2 from the cookie and completes.
+    flood(&mut server, 0.3, 4900, &mut cookies);
+    assert!(server.counters().handshake_failures == dh_before, "no DH for strangers under load");
+    let retry = initiation(&mut client, at(5.2)).expect("retry after REKEY_TIMEOUT");
+    let response = reply_of(deliver(&mut server, at(5.2), &retry));
+    assert_eq!(response.len(), RESPONSE_LEN);
+    assert_eq!(deliver(&mut client, at(5.21), &response), Ok(Output::Established));
+    // From another address the same retry would not pass mac2: another cookie reply.
+    let elsewhere = SocketAddr::from(([192, 0, 2, 99], 51820));
+    let mut again = ends.client(None);
+    let init = initiation(&mut again, at(5.3)).unwrap();
+    let r = reply_of(deliver_from(&mut server, at(5.3), elsewhere, &init));
+    assert_eq!(r.len(), COOKIE_REPLY_LEN);
+}
+
+/// Under load, an address holding a valid cookie still costs at most 5 handshakes at once and
+/// 20 a second.
+#[test]
+fn under_load_one_address_with_a_cookie_gets_at_most_its_rate() {
+    use crate::crypto::ratelimit::{PER_SOURCE_BURST, PER_SOURCE_RATE};
+    let ends = Ends::new();
+    let mut server = ends.server(None);
+    let src = SocketAddr::from(([203, 0, 113, 5], 4000));
+    // Put the server under load with junk that passes mac1 (strangers' initiations, from
+    // other addresses).
+    for k in 0..100 {
+        let mut s = stranger(&ends, 500 + k);
+        let m = initiation(&mut s, at(k as f64 * 1e-4)).unwrap();
+        let elsewhere = SocketAddr::from(([198, 51, 100, k as u8], 4000));
+        let _ = deliver_from(&mut server, at(k as f64 * 1e-4), elsewhere, &m);
+    }
+    // One stranger gets a cookie for `src`, then sends 200 initiations over one second.
+    let mut s = stranger(&ends, 9);
+    let m = initiation(&mut s, at(0.02)).unwrap();
+    let reply = reply_of(deliver_from(&mut server, at(0.02), src, &m));
+    assert_eq!(deliver(&mut s, at(0.02), &reply), Ok(Output::Cookie));
+    let before = server.counters();
+    for k in 0..200 {
+        let now = at(0.03 + k as f64 * 5e-3);
+        // A fresh initiation each time (as if each try timed out): forge the timer by making a
+        // new stranger that shares the cookie is not possible, so reuse one and advance it.
+        let mut buf = [0u8; 200];
+        s.pending = None;
+        let n = s.poll_handshake(now, &mut buf).unwrap().unwrap();
+        let _ = deliver_from(&mut server, now, src, &buf[..n]);
+    }
+    let after = server.counters();
+    let dh = after.handshake_failures - before.handshake_failures;
+    assert!(dh <= PER_SOURCE_BURST + PER_SOURCE_RATE + 1, "{dh} handshakes from one address");
+    assert!(dh >= PER_SOURCE_RATE - 1, "{dh}: the rate is a limit, not a ban");
+    assert!(after.rate_limited - before.rate_limited >= 200 - dh - 1);
+}
+
+// --- Peer restarts: the instance in the handshake ---
+
+/// A client of the same keys as `ends`' but another instance (a restarted process).
+fn restarted_client(ends: &Ends, instance: u64) -> Session {
+    let config = SessionConfig {
+        role: Role::Initiator,
+        cipher: ends.cipher,
+        local: ends.client_private.clone(),
+        peer: ends.server_private.public_key(),
+        psk: None,
+        index_seed: 77,
+        instance,
+    };
+    // A later wall clock, as a restart has: its timestamps pass the server's replay check.
+    Session::new(config, T0, UNIX_AT_T0 + Duration::from_secs(60))
+}
+
+#[test]
+fn a_rekey_is_not_a_restart_but_a_new_client_instance_is_once_its_keys_are_in_use() {
+    let ends = Ends::new();
+    let (mut client, mut server) = (ends.client(None), ends.server(None));
+    handshake(&mut client, &mut server, T0);
+    // The first handshake of each side is no restart: there is nothing to reset.
+    assert!(!client.take_peer_restart() && !server.take_peer_restart());
+    // A rekey of the same process: no restart either side.
+    handshake(&mut client, &mut server, at(121.0));
+    assert!(!client.take_peer_restart() && !server.take_peer_restart());
+    // The client restarts: the server learns it when the new keys come into use (the
+    // confirming packet), not at the initiation, whose keys might never be confirmed.
+    let mut reborn = restarted_client(&ends, 99);
+    let init = initiation(&mut reborn, at(130.0)).unwrap();
+    let response = reply_of(deliver(&mut server, at(130.0), &init));
+    assert!(!server.take_peer_restart(), "not before confirmation");
+    assert_eq!(deliver(&mut reborn, at(130.0), &response), Ok(Output::Established));
+    assert!(!reborn.take_peer_restart(), "the reborn client's first handshake");
+    let confirm = keepalive(&mut reborn, at(130.0)).unwrap();
+    assert_eq!(deliver(&mut server, at(130.0), &confirm), Ok(Output::Data(vec![])));
+    assert!(server.take_peer_restart(), "a new client instance");
+    assert!(!server.take_peer_restart(), "told once");
+}
+
+#[test]
+fn a_restarted_server_is_a_restart_for_the_client() {
+    let ends = Ends::new();
+    let (mut client, mut server) = (ends.client(None), ends.server(None));
+    handshake(&mut client, &mut server, T0);
+    let config = SessionConfig {
+        role: Role::Responder,
+        cipher: ends.cipher,
+        local: ends.server_private.clone(),
+        peer: ends.client_private.public_key(),
+        psk: None,
+        index_seed: 5,
+        instance: 1234,
+    };
+    let mut reborn = Session::new(config, at(20.0), Duration::ZERO);
+    // The client notices the silence and initiates again (KEEPALIVE_TIMEOUT + REKEY_TIMEOUT
+    // after data went unanswered); the handshake with the new server is a restart for it.
+    let _ = seal(&mut client, at(1.0), b"into the void");
+    handshake(&mut client, &mut reborn, at(16.5));
+    assert!(client.take_peer_restart());
+}
+
+/// Under load, one address without a cookie gets at most its burst and rate of cookie replies,
+/// and spoofed addresses all together at most the global budget.
+#[test]
+fn under_load_cookie_replies_are_limited_per_address_and_in_all() {
+    use crate::crypto::ratelimit::{COOKIE_BURST, COOKIE_RATE, PER_SOURCE_BURST, PER_SOURCE_RATE};
+    let ends = Ends::new();
+    let mut server = ends.server(None);
+    let mut s = stranger(&ends, 3);
+    let m = initiation(&mut s, T0).unwrap();
+    let one = SocketAddr::from(([203, 0, 113, 9], 4000));
+    // 10 000 copies from one address over one second.
+    let replies = (0..10_000)
+        .filter(|k| {
+            matches!(deliver_from(&mut server, at(*k as f64 * 1e-4), one, &m), Ok(Output::Reply(_)))
+        })
+        .count() as u64;
+    assert!(
+        replies <= PER_SOURCE_BURST + PER_SOURCE_RATE + LOAD_SLACK,
+        "{replies} from one address"
+    );
+    // 20 000 from as many addresses over the next second: the global budget.
+    let replies = (0..20_000u32)
+        .filter(|k| {
+            let src = SocketAddr::from(([10, (k >> 16) as u8, (k >> 8) as u8, *k as u8], 4000));
+            let now = at(1.0 + f64::from(*k) * 5e-5);
+            matches!(deliver_from(&mut server, now, src, &m), Ok(Output::Reply(_)))
+        })
+        .count() as u64;
+    assert!(replies <= COOKIE_BURST + COOKIE_RATE + 1, "{replies} in all");
+    assert!(replies >= COOKIE_RATE / 2, "{replies}: the budget is used, not closed");
+}
+
+/// Initiations that pass before the load threshold is crossed (they are handshakes, not
+/// cookie replies).
+const LOAD_SLACK: u64 = crate::crypto::ratelimit::LOAD_BURST + 1;
