@@ -7,13 +7,13 @@
 //! address through a `braid tunnel` pair with one path. CPU is the user + system time of both
 //! daemons over the tunnel transfer (from `/proc/PID/stat`), per Gbit carried.
 
-use std::fs;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use braid_net::crypto::Cipher;
 use serde::Serialize;
 
+use crate::host::process_cpu_seconds;
 use crate::netns::{unique_prefix, veth_pair, NetError, Netns};
 use crate::topology::Endpoint;
 use crate::transfer::{run_pair, KernelCc, ReceiverConfig, SenderConfig, TransferError};
@@ -74,22 +74,7 @@ pub fn tunnel_bench(
         ns.ip(&["link", "set", &e.ifname, "up"])?;
     }
     let transfer = |to: std::net::Ipv4Addr| {
-        let timeout = Duration::from_secs(120);
-        let send = SenderConfig {
-            connect: (to, PORT).into(),
-            bytes,
-            cc,
-            seed: 1,
-            sample_interval: Duration::from_millis(100),
-            timeout,
-            idle_timeout: Duration::from_secs(10),
-        };
-        let recv = ReceiverConfig {
-            listen: (to, PORT).into(),
-            bin: Duration::from_millis(100),
-            timeout,
-            idle_timeout: Duration::from_secs(10),
-        };
+        let (send, recv) = download_configs((to, PORT).into(), bytes, cc, Duration::from_secs(120));
         run_pair(a.name(), b.name(), &send, &recv, &AtomicBool::new(false))
     };
     let baseline = transfer(eb.addr)?;
@@ -99,9 +84,9 @@ pub fn tunnel_bench(
     spec.cipher = cipher;
     let pair = TunnelPair::start(&spec, braid_exe, Duration::from_secs(10))?;
     let pids = [pair.server.pid(), pair.client.pid()];
-    let cpu_before: f64 = pids.iter().map(|&p| cpu_seconds(p)).sum();
+    let cpu_before: f64 = pids.iter().map(|&p| process_cpu_seconds(p)).sum();
     let through = transfer(spec.client_addr)?;
-    let cpu: f64 = pids.iter().map(|&p| cpu_seconds(p)).sum::<f64>() - cpu_before;
+    let cpu: f64 = pids.iter().map(|&p| process_cpu_seconds(p)).sum::<f64>() - cpu_before;
     drop(pair);
 
     let gbps = |dlct: f64| bytes as f64 * 8.0 / dlct / 1e9;
@@ -120,34 +105,28 @@ pub fn tunnel_bench(
     })
 }
 
-/// User + system CPU seconds of process `pid` (`/proc/PID/stat` fields 14 and 15, in clock
-/// ticks); 0 if the process is gone.
-fn cpu_seconds(pid: u32) -> f64 {
-    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
-    // The command name (field 2) may hold spaces; fields after it follow the last ')'.
-    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0.0 };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    // After ')' the first field is field 3 (state): utime is field 14, stime 15.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    (ticks(14 - 3) + ticks(15 - 3)) / hz.max(1.0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpu_seconds_of_this_process_grow_with_work() {
-        let before = cpu_seconds(std::process::id());
-        let mut x = 0u64;
-        let t = std::time::Instant::now();
-        while t.elapsed() < Duration::from_millis(300) {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-        }
-        std::hint::black_box(x);
-        let after = cpu_seconds(std::process::id());
-        assert!(after - before >= 0.1, "{before} -> {after}");
-        assert_eq!(cpu_seconds(u32::MAX), 0.0, "a missing process counts nothing");
-    }
+/// A plain download of `bytes` to `to` with `cc`, limited to `timeout` in all and 10 s without
+/// progress: the benchmarks' transfer.
+pub(crate) fn download_configs(
+    to: std::net::SocketAddr,
+    bytes: u64,
+    cc: KernelCc,
+    timeout: Duration,
+) -> (SenderConfig, ReceiverConfig) {
+    let send = SenderConfig {
+        connect: to,
+        bytes,
+        cc,
+        seed: 1,
+        sample_interval: Duration::from_millis(100),
+        timeout,
+        idle_timeout: Duration::from_secs(10),
+    };
+    let recv = ReceiverConfig {
+        listen: to,
+        bin: Duration::from_millis(100),
+        timeout,
+        idle_timeout: Duration::from_secs(10),
+    };
+    (send, recv)
 }

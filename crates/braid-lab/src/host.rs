@@ -103,9 +103,36 @@ pub fn attempts<T>(
     Err(format!("{what}: no attempt met the bar: {}", reasons.join("; ")))
 }
 
+/// User + system CPU seconds of process `pid` (`/proc/PID/stat` fields 14 and 15, in clock
+/// ticks); 0 if the process is gone.
+pub fn process_cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
+    // The command name (field 2) may hold spaces; fields after it follow the last ')'.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0.0 };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // After ')' the first field is field 3 (state): utime is field 14, stime 15.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks(14 - 3) + ticks(15 - 3)) / hz.max(1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_seconds_of_this_process_grow_with_work() {
+        let before = process_cpu_seconds(std::process::id());
+        let mut x = 0u64;
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_millis(300) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let after = process_cpu_seconds(std::process::id());
+        assert!(after - before >= 0.1, "{before} -> {after}");
+        assert_eq!(process_cpu_seconds(u32::MAX), 0.0, "a missing process counts nothing");
+    }
 
     const STAT: &str = "cpu  4002886 406648 446090 1365029 22440 0 78897 78341 0 0\n\
                         cpu0 1942875 206271 213137 755083 6018 0 37464 39064 0 0\n";

@@ -3,6 +3,7 @@
 //! the tunnel (`braid lab`).
 
 pub mod bench;
+pub mod flood;
 pub mod host;
 pub mod lab;
 pub mod linkem;

@@ -97,6 +97,7 @@ pub struct TunnelPair {
     pub server: Child,
     pub client: Child,
     spec: TunnelSpec,
+    server_public: String,
     dir: ConfigDir,
 }
 
@@ -221,7 +222,8 @@ impl TunnelPair {
         };
         let server = start(&spec.server_ns, &files[0])?;
         let client = start(&spec.client_ns, &files[1])?;
-        let pair = TunnelPair { server, client, spec: spec.clone(), dir };
+        let server_public = keys.server_public.clone();
+        let pair = TunnelPair { server, client, spec: spec.clone(), server_public, dir };
         pair.wait_established(timeout)?;
         Ok(pair)
     }
@@ -249,6 +251,37 @@ impl TunnelPair {
             }
             thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Stops the client daemon and starts a new one from the same config (a restarted
+    /// process: new sockets, a new instance); returns how long its session took to be
+    /// established, or `None` if it was not within `timeout`.
+    pub fn restart_client(
+        &mut self,
+        braid_exe: &Path,
+        timeout: Duration,
+    ) -> Result<Option<Duration>, NetError> {
+        self.client.stop();
+        let file = self.config_file(false);
+        let start = Instant::now();
+        self.client = Child::spawn(
+            Some(&self.spec.client_ns),
+            &braid_exe.to_string_lossy(),
+            &["tunnel", "--config", &file.to_string_lossy()],
+        )?;
+        while start.elapsed() < timeout {
+            if self.client_status().is_ok_and(|s| s.established) {
+                return Ok(Some(start.elapsed()));
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        Ok(None)
+    }
+
+    /// The server's static public key (what a client, or an attacker, knows of it).
+    pub fn server_public_key(&self) -> braid_net::crypto::PublicKey {
+        braid_net::crypto::PublicKey::from_base64(&self.server_public)
+            .expect("a key this pair generated")
     }
 
     /// The server daemon's status document.

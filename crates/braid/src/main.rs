@@ -16,6 +16,7 @@ use braid_sim::{run, run_with_baseline, RunOutput, Scenario};
 use clap::{Parser, Subcommand};
 use output::{outln, write_atomic, StdoutClosed};
 
+mod bench_flood;
 mod bench_tunnel;
 mod keys;
 mod tunnel;
@@ -94,6 +95,9 @@ enum BenchTarget {
     /// TCP through one `braid tunnel` path over an unlimited veth pair, next to the same
     /// transfer without the tunnel (needs root).
     Tunnel(bench_tunnel::BenchTunnelArgs),
+    /// A download through a two-path tunnel while a third namespace floods the server's path
+    /// port, next to the same download without the flood (needs root).
+    Flood(bench_flood::BenchFloodArgs),
 }
 
 fn main() -> ExitCode {
@@ -131,6 +135,7 @@ fn real_main() -> Result<()> {
         Command::Demo { scenario } => demo(&scenario),
         Command::Bench { target: None, repeat } => bench(repeat.max(1)),
         Command::Bench { target: Some(BenchTarget::Tunnel(args)), .. } => bench_tunnel::run(args),
+        Command::Bench { target: Some(BenchTarget::Flood(args)), .. } => bench_flood::run(args),
         Command::Lab(args) => lab::run(args),
         Command::LabTransfer(args) => lab::transfer(args),
         Command::Genkey => keys::genkey(),
