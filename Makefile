@@ -1,7 +1,7 @@
 # Braid: two entry points on a fresh machine (see README.md).
 CARGO ?= cargo
 
-.PHONY: demo test deps bench bench-ns3 bench-python build
+.PHONY: demo test deps fuzz bench bench-ns3 bench-python build
 
 # Build in release mode and run the reference experiment: default scenario, CPF and SRTT,
 # Cubic and BBR end to end, against the single-path baseline.
@@ -9,7 +9,8 @@ demo: python
 	$(CARGO) build --release -p braid
 	./target/release/braid demo scenarios/default.toml
 
-# The whole test suite: formatting, import cycles, lints, unit, property and scenario tests, docs.
+# The whole test suite: formatting, import cycles, lints, unit, property and scenario tests, docs,
+# and every fuzz target for a few seconds.
 test: deps python
 	$(CARGO) fmt --all -- --check
 	python3 scripts/import_cycles.py
@@ -17,6 +18,12 @@ test: deps python
 	$(CARGO) test --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --quiet
 	.venv/bin/python -m pytest -q python/tests
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-8} $(MAKE) fuzz
+
+# Every libFuzzer target in fuzz/ for FUZZ_SECONDS each (default 10) with the nightly toolchain,
+# installed when missing (scripts/fuzz.sh; fuzz/README.md).
+fuzz:
+	bash scripts/fuzz.sh
 
 # System tools the namespace tests need that a bare CI machine lacks: nft (the NAT rebinding
 # test). Installed only when missing and only as root (the namespace tests need root anyway).

@@ -123,8 +123,55 @@ def seeds():
     }
 
 
+def framer_frames(*frames):
+    """tcp_framer's round-trip mode: even first byte, piece size, then length-prefixed frames."""
+    out = bytes([0, 13])
+    for f in frames:
+        out += bytes([len(f)]) + f
+    return out
+
+
+def session_script(*ops):
+    """session's script: the cipher byte, then (operation, argument, extra bytes...) steps."""
+    return bytes([0]) + b"".join(bytes(op) for op in ops)
+
+
+def extra_seeds():
+    root = SEEDS.parent.parent
+    examples = {
+        f"example-{p.stem}": p.read_bytes() for p in sorted((root / "examples").glob("*.toml"))
+    }
+    handshake, seal_c, seal_s = [0, 0], [1, 5] + [0x41] * 5, [2, 3] + [0x42] * 3
+    deliver = lambda i, how=0: [3, i, how]  # noqa: E731
+    return {
+        "config": {
+            **examples,
+            "invalid-empty": b"",
+            "invalid-no-paths": b'[interface]\nname = "braid0"\nrole = "client"\n',
+        },
+        "tcp_framer": {
+            "valid-three-frames": framer_frames(b"\x04" + b"\0" * 31, b"abc", b"\xff" * 200),
+            "valid-one-byte-pieces": bytes([0, 0, 1, 0x61, 2, 0x62, 0x63]),
+            "invalid-zero-length": bytes([1, 5, 0, 0, 0, 4, 1, 2, 3, 4]),
+            "invalid-too-long": bytes([1, 5, 0xFF, 0xFF]) + b"\0" * 40,
+        },
+        "session": {
+            "valid-handshake-then-data": session_script(
+                handshake, seal_c, seal_s, deliver(2), deliver(3), deliver(2), [6, 200, 64]
+            ),
+            "valid-tampered-and-replayed": session_script(
+                handshake, seal_c, deliver(2, 1) + [20, 1], deliver(2), deliver(2), deliver(0)
+            ),
+            "valid-rekey-after-time": session_script(
+                handshake, seal_c, [6, 255, 40], [6, 255, 40], handshake, seal_s, deliver(4)
+            ),
+            "valid-raw": session_script([5, 0, 8] + [1, 0, 0, 0] + [9] * 4, handshake),
+        },
+    }
+
+
 def main():
-    for target, files in seeds().items():
+    for target, files in {**seeds(), **extra_seeds()}.items():
         folder = SEEDS / target
         folder.mkdir(parents=True, exist_ok=True)
         for name, content in files.items():
