@@ -58,9 +58,9 @@ def envelope_cookie_reply(receiver, nonce, sealed_cookie):
     return bytes([3, 0, 0, 0]) + receiver.to_bytes(4, "big") + nonce + sealed_cookie
 
 
-def envelope_transport(receiver, counter, sealed):
+def envelope_transport(receiver, counter, sealed, path=0):
     assert len(sealed) >= 16  # ciphertext and its tag
-    return bytes([4, 0, 0, 0]) + receiver.to_bytes(4, "big") + u64(counter) + sealed
+    return bytes([4, path, 0, 0]) + receiver.to_bytes(4, "big") + u64(counter) + sealed
 
 
 def seeds():
@@ -87,7 +87,8 @@ def seeds():
             "invalid-initiation-long": init + b"\0",
             "invalid-response-reserved": resp[:2] + b"\x01" + resp[3:],
             "invalid-transport-truncated": transport[:31],
-            "invalid-transport-reserved": transport[:1] + b"\x80" + transport[2:],
+            "valid-transport-path-7": envelope_transport(9, 3, b"\xbb" * 20, path=7),
+            "invalid-transport-reserved": transport[:2] + b"\x80" + transport[3:],
             "invalid-braid-frame": known_data,
         },
         "data_header": {

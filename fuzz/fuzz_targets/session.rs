@@ -6,8 +6,8 @@
 //! or extended) to either side from one of two source addresses, deliver raw bytes, or let time
 //! pass (up to minutes: rekeys, expiry, cookie lifetimes). What must hold whatever the script:
 //! no panic; a datagram with any byte changed never opens as data (no forgery); a recorded
-//! transport datagram opens as data at most once (no replay); and plaintext that opens is what
-//! was sealed.
+//! transport datagram opens as data at most once (no replay), and only on the path it was
+//! sealed for; and plaintext that opens is what was sealed.
 #![no_main]
 
 use std::collections::HashMap;
@@ -31,6 +31,8 @@ struct Recorded {
     /// Made by the client (so it goes to the server).
     from_client: bool,
     opened: bool,
+    /// The path it was sealed for.
+    path: u8,
 }
 
 struct Script<'a> {
@@ -98,18 +100,20 @@ fuzz_target!(|input: &[u8]| {
                 // The client's handshake, through the server and back, recording each message.
                 let mut buf = [0u8; 256];
                 if let Ok(Some(n)) = client.poll_handshake(now, &mut buf) {
-                    pool.push(Recorded { bytes: buf[..n].to_vec(), plaintext: None, from_client: true, opened: false });
+                    pool.push(Recorded { bytes: buf[..n].to_vec(), plaintext: None, from_client: true, opened: false, path: 0 });
                     let mut d = buf[..n].to_vec();
-                    if let Ok(Opened::Reply(m)) = server.open(now, sources[usize::from(arg) % 2], &mut d, &mut reply) {
+                    if let Ok(Opened::Reply(m)) = server.open(now, sources[usize::from(arg) % 2], 0, &mut d, &mut reply) {
                         let r = reply[..m].to_vec();
-                        pool.push(Recorded { bytes: r.clone(), plaintext: None, from_client: false, opened: false });
+                        pool.push(Recorded { bytes: r.clone(), plaintext: None, from_client: false, opened: false, path: 0 });
                         let mut r2 = r;
-                        let _ = client.open(now, sources[0], &mut r2, &mut reply);
+                        let _ = client.open(now, sources[0], 0, &mut r2, &mut reply);
                     }
                 }
                 let mut k = [0u8; OVERHEAD];
-                if let Ok(Some(n)) = client.poll_keepalive(now, &mut k) {
-                    pool.push(Recorded { bytes: k[..n].to_vec(), plaintext: Some(vec![]), from_client: true, opened: false });
+                if client.keepalive_due(now) {
+                    if let Ok(n) = client.seal(now, 0, &mut k, 0) {
+                        pool.push(Recorded { bytes: k[..n].to_vec(), plaintext: Some(vec![]), from_client: true, opened: false, path: 0 });
+                    }
                 }
             }
             1 | 2 => {
@@ -120,9 +124,10 @@ fuzz_target!(|input: &[u8]| {
                 let mut buf = vec![0u8; plain.len() + OVERHEAD];
                 buf[HEADER_LEN..HEADER_LEN + plain.len()].copy_from_slice(&plain);
                 let s = if from_client { &mut client } else { &mut server };
-                if let Ok(n) = s.seal(now, &mut buf, plain.len()) {
+                let path = script.byte().unwrap_or(0) % 4;
+                if let Ok(n) = s.seal(now, path, &mut buf, plain.len()) {
                     buf.truncate(n);
-                    pool.push(Recorded { bytes: buf, plaintext: Some(plain), from_client, opened: false });
+                    pool.push(Recorded { bytes: buf, plaintext: Some(plain), from_client, opened: false, path });
                 }
             }
             3 | 4 => {
@@ -148,10 +153,13 @@ fuzz_target!(|input: &[u8]| {
                 let changed = d != pool[i].bytes;
                 let to_server = pool[i].from_client;
                 let src = sources[usize::from(how >> 2) % 2];
+                // Delivered on the path it names, or (how bit 4) on another.
+                let on_path = if how & 0x10 != 0 { pool[i].path ^ 1 } else { pool[i].path };
                 let s = if to_server { &mut server } else { &mut client };
                 let original = pool[i].bytes.clone();
-                if let Ok(Opened::Data(p)) = s.open(now, src, &mut d, &mut reply) {
+                if let Ok(Opened::Data(p)) = s.open(now, src, on_path, &mut d, &mut reply) {
                     assert!(!changed, "a changed datagram opened as data");
+                    assert_eq!(on_path, pool[i].path, "a datagram opened on another path");
                     let expected = pool[i].plaintext.as_deref();
                     assert_eq!(Some(&*p), expected, "opened plaintext differs from sealed");
                     assert!(!pool[i].opened, "a datagram opened twice (replay)");
@@ -166,7 +174,7 @@ fuzz_target!(|input: &[u8]| {
                 let mut d = script.take(len).to_vec();
                 let s = if arg % 2 == 0 { &mut server } else { &mut client };
                 let src = sources[usize::from(arg >> 1) % 2];
-                if let Ok(Opened::Data(_)) = s.open(now, src, &mut d, &mut reply) {
+                if let Ok(Opened::Data(_)) = s.open(now, src, arg >> 2 & 3, &mut d, &mut reply) {
                     panic!("raw bytes opened as data");
                 }
             }

@@ -213,7 +213,7 @@ impl Xorshift {
     }
 }
 
-/// [`POOL`] distinct datagrams of `kind`.
+/// 4 096 distinct datagrams of `kind` (`POOL`).
 pub fn flood_datagrams(
     kind: FloodKind,
     initiation_len: usize,

@@ -299,12 +299,31 @@ impl DaemonConfig {
     /// Reads and checks a configuration file. A relative `private_key_file` is taken relative
     /// to the file's directory.
     pub fn load(path: impl AsRef<Path>) -> Result<DaemonConfig, ConfigError> {
+        use std::io::Read;
+        use std::os::unix::fs::PermissionsExt;
         let path = path.as_ref();
-        // The file may hold the private key and the PSK inline: wiped once parsed.
-        let text = fs::read_to_string(path)
-            .map(Zeroizing::new)
-            .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        let read_err = |source| ConfigError::Read { path: path.to_path_buf(), source };
+        // The file may hold the private key and the PSK inline: wiped once parsed, and its mode
+        // read from the opened file, as read_secret_file does for a key file.
+        let mut file = fs::File::open(path).map_err(read_err)?;
+        let mode = file.metadata().map_err(read_err)?.permissions().mode() & 0o777;
+        let mut text = Zeroizing::new(String::new());
+        file.read_to_string(&mut text).map_err(read_err)?;
         let mut config = DaemonConfig::from_toml_str(&text)?;
+        let inline_secret = if matches!(config.private_key, KeySource::Inline(_)) {
+            Some("interface.private_key")
+        } else {
+            config.preshared_key.is_some().then_some("peer.preshared_key")
+        };
+        if let Some(field) = inline_secret.filter(|_| mode & 0o077 != 0) {
+            let shown = path.display();
+            return Err(invalid(
+                field,
+                format!(
+                    "is written in {shown}, which has mode {mode:04o}, open to group or others;                      a file holding a key must be 0600 or stricter: run `chmod 600 {shown}` (or                      move the key to interface.private_key_file)"
+                ),
+            ));
+        }
         if let (KeySource::File(key), Some(dir)) = (&config.private_key, path.parent()) {
             config.private_key = KeySource::File(dir.join(key));
         }
@@ -1019,6 +1038,55 @@ cost = 7
             let keys = config.keys().unwrap_or_else(|e| panic!("mode {mode:o}: {e}"));
             assert_eq!(keys.local.public_key(), public);
             assert_eq!(keys.peer, peer);
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_config_file_with_an_inline_secret_open_to_group_or_others_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp_dir("inline-mode");
+        let (private, _) = crate::crypto::generate_keypair().unwrap();
+        let (_, peer) = crate::crypto::generate_keypair().unwrap();
+        let inline = CLIENT
+            .replace(
+                "private_key = \"k\"",
+                &format!("private_key = \"{}\"", private.to_base64().as_str()),
+            )
+            .replace("public_key = \"p\"", &format!("public_key = \"{}\"", peer.to_base64()));
+        let key = dir.join("key");
+        fs::write(&key, format!("{}\n", private.to_base64().as_str())).unwrap();
+        fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).unwrap();
+        let psk = crate::crypto::keys::generate_preshared_key().unwrap();
+        let psk_only = inline
+            .replace(
+                &format!("private_key = \"{}\"", private.to_base64().as_str()),
+                &format!("private_key_file = {:?}", key.display()),
+            )
+            .replace(
+                "[peer]\n",
+                &format!("[peer]\npreshared_key = \"{}\"\n", psk.to_base64().as_str()),
+            );
+        let no_secret =
+            psk_only.replace(&format!("preshared_key = \"{}\"\n", psk.to_base64().as_str()), "");
+        for (name, text, field) in [
+            ("inline.toml", &inline, Some("interface.private_key")),
+            ("psk.toml", &psk_only, Some("peer.preshared_key")),
+            ("files.toml", &no_secret, None),
+        ] {
+            let path = dir.join(name);
+            fs::write(&path, text).unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+            match (DaemonConfig::load(&path), field) {
+                (Err(ConfigError::Invalid { field: f, detail }), Some(expected)) => {
+                    assert_eq!(f, expected);
+                    assert!(detail.contains("0644") && detail.contains("chmod 600"), "{detail}");
+                }
+                (Ok(_), None) => {}
+                (other, _) => panic!("{name}: {:?}", other.map(|_| "loaded")),
+            }
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+            DaemonConfig::load(&path).unwrap_or_else(|e| panic!("{name} at 0600: {e}"));
         }
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -347,8 +347,11 @@ impl Daemon {
         while let Ok(Some(n)) = st.session.poll_handshake(now, &mut hs) {
             st.send_everywhere(io, &hs[..n]);
         }
-        if let Ok(Some(n)) = st.session.poll_keepalive(now, &mut hs) {
-            st.send_everywhere(io, &hs[..n]);
+        if st.session.keepalive_due(now) {
+            // Sealed once per path: the header names the path it is sent on.
+            for i in 0..st.remotes.len() {
+                st.send_control(io, now, i, |_| 0);
+            }
         }
         while let Some(change) = st.live.poll_change(now) {
             if let Change::Down(i) = change {
@@ -384,7 +387,7 @@ impl Daemon {
                 let plain = &mut buf[crypto::HEADER_LEN..];
                 let h = t.header.emit(plain).unwrap_or(0);
                 let n = t.payload.copy_to(&mut plain[h..]).unwrap_or(0);
-                session.seal(now, buf, h + n).unwrap_or(0)
+                session.seal(now, t.path as u8, buf, h + n).unwrap_or(0)
             });
             if r.is_err() {
                 st.paths[t.path].socket_drops += 1;
@@ -454,7 +457,7 @@ impl State {
     /// One datagram from path `i`'s socket.
     fn on_datagram(&mut self, now: Instant, i: usize, src: SocketAddr, datagram: &mut [u8]) {
         let len = datagram.len() as u64;
-        let plain = match self.session.open(now, src, datagram, &mut self.reply_buf) {
+        let plain = match self.session.open(now, src, i as u8, datagram, &mut self.reply_buf) {
             Ok(Opened::Data(plain)) => plain,
             Ok(Opened::Reply(n)) => {
                 self.replies.push((i, src, self.reply_buf[..n].to_vec()));
@@ -575,7 +578,7 @@ impl State {
         }
     }
 
-    /// Sends `datagram` on every path whose remote is known (handshakes and keepalives).
+    /// Sends `datagram` on every path whose remote is known (handshake initiations).
     fn send_everywhere(&self, io: &mut Io, datagram: &[u8]) {
         io.paths.send_everywhere(&self.remotes, datagram);
     }
@@ -605,7 +608,7 @@ impl State {
         let r = io.paths.push(i, dest, crypto::OVERHEAD + CONTROL_FRAME_MAX, |buf| {
             let end = buf.len() - crypto::TAG_LEN;
             let n = emit(&mut buf[crypto::HEADER_LEN..end]);
-            session.seal(now, buf, n).unwrap_or(0)
+            session.seal(now, i as u8, buf, n).unwrap_or(0)
         });
         if r.is_err() {
             self.paths[i].socket_drops += 1;

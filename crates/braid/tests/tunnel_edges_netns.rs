@@ -334,6 +334,8 @@ fn a_path_on_a_missing_interface_fails_promptly_naming_it_and_leaves_no_tun() {
     );
     let file = dir.0.join("client.toml");
     fs::write(&file, config).unwrap();
+    // It holds the private key inline: root-only, or the daemon refuses it first.
+    fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let exe = braid_exe().to_string_lossy();
     let t0 = Instant::now();
     let result = run_in_ns(ns.name(), &exe, &["tunnel", "--config", &file.to_string_lossy()]);

@@ -10,7 +10,7 @@
 //! ```text
 //!  offset  size  field                       all integers big-endian, as in braid-core's wire
 //!       0     1  message type: 1 initiation, 2 response, 3 cookie reply, 4 transport
-//!       1     3  reserved, must be zero
+//!       1     3  reserved, must be zero (a transport message's byte 1: see below)
 //!
 //!  initiation, exactly 156 bytes:
 //!       4     4  sender index (the initiator's index for the keys this handshake makes)
@@ -32,11 +32,18 @@
 //!      32    32  the 16-byte cookie, encrypted (XChaCha20-Poly1305) with its tag
 //!
 //!  transport, at least 32 bytes:
+//!       1     1  path id: the path the sender sent it on (bytes 2..4 reserved, zero)
 //!       4     4  receiver index (which keys, chosen by the receiver during the handshake)
 //!       8     8  counter: the AEAD nonce, and the replay-window sequence number
 //!      16     n  ciphertext of the n-byte plaintext (AES-256-GCM or ChaCha20-Poly1305)
 //!    16+n    16  tag (GHASH or Poly1305: both ciphers' tags are 16 bytes)
 //! ```
+//!
+//! The transport header is the AEAD's associated data, so the path id is authenticated: a
+//! receiver refuses a datagram that arrives on another path than it names before it touches any
+//! state (a genuine datagram copied into another path's port cannot revive or move that path,
+//! nor use up its counter in the replay window). Handshake messages name no path (an
+//! initiation goes out on every path).
 //!
 //! Parsing is strict: handshake messages must have their exact length and transport messages room
 //! for the tag, reserved bytes must be zero, and every failure is an [`EnvelopeError`], never a
@@ -121,7 +128,7 @@ pub enum EnvelopeError {
     Length { kind: MessageKind, expected: usize, found: usize },
     #[error("a transport message is at least {TRANSPORT_MIN_LEN} bytes, found {found}")]
     Truncated { found: usize },
-    #[error("reserved bytes 1..4 must be zero")]
+    #[error("reserved bytes must be zero (1..4; 2..4 in a transport message)")]
     ReservedNotZero,
     #[error("buffer of {available} bytes cannot hold the {needed}-byte message")]
     BufferTooSmall { needed: usize, available: usize },
@@ -149,7 +156,7 @@ pub enum Envelope<'a> {
         sealed_cookie: &'a [u8; SEALED_COOKIE_LEN],
     },
     /// `sealed` is the ciphertext followed by the 16-byte tag.
-    Transport { receiver_index: u32, counter: u64, sealed: &'a [u8] },
+    Transport { path_id: u8, receiver_index: u32, counter: u64, sealed: &'a [u8] },
 }
 
 impl<'a> Envelope<'a> {
@@ -179,7 +186,8 @@ impl<'a> Envelope<'a> {
             }
             _ => {}
         }
-        if bytes[1..4] != [0, 0, 0] {
+        let reserved = if kind == MessageKind::Transport { &bytes[2..4] } else { &bytes[1..4] };
+        if reserved.iter().any(|&b| b != 0) {
             return Err(EnvelopeError::ReservedNotZero);
         }
         Ok(match kind {
@@ -205,6 +213,7 @@ impl<'a> Envelope<'a> {
                     .expect("length checked above"),
             },
             MessageKind::Transport => Envelope::Transport {
+                path_id: bytes[1],
                 receiver_index: be_u32(bytes, 4),
                 counter: u64::from_be_bytes(bytes[8..16].try_into().expect("length checked")),
                 sealed: &bytes[HEADER_LEN..],
@@ -260,10 +269,10 @@ impl<'a> Envelope<'a> {
                 out[8..8 + COOKIE_NONCE_LEN].copy_from_slice(nonce);
                 out[8 + COOKIE_NONCE_LEN..].copy_from_slice(sealed_cookie);
             }
-            Envelope::Transport { receiver_index, counter, sealed } => {
+            Envelope::Transport { path_id, receiver_index, counter, sealed } => {
                 let header: &mut [u8; HEADER_LEN] =
                     (&mut out[..HEADER_LEN]).try_into().expect("slice is HEADER_LEN long");
-                *header = transport_header(receiver_index, counter);
+                *header = transport_header(path_id, receiver_index, counter);
                 out[HEADER_LEN..].copy_from_slice(sealed);
             }
         }
@@ -271,11 +280,12 @@ impl<'a> Envelope<'a> {
     }
 }
 
-/// The 16-byte header of a transport message; the sealer writes it in front of the ciphertext and
-/// authenticates it as associated data.
-pub fn transport_header(receiver_index: u32, counter: u64) -> [u8; HEADER_LEN] {
+/// The 16-byte header of a transport message sent on path `path_id`; the sealer writes it in
+/// front of the ciphertext and authenticates it as associated data.
+pub fn transport_header(path_id: u8, receiver_index: u32, counter: u64) -> [u8; HEADER_LEN] {
     let mut header = [0u8; HEADER_LEN];
     header[0] = TYPE_TRANSPORT;
+    header[1] = path_id;
     header[4..8].copy_from_slice(&receiver_index.to_be_bytes());
     header[8..16].copy_from_slice(&counter.to_be_bytes());
     header
@@ -322,13 +332,15 @@ mod tests {
 
     #[test]
     fn transport_known_bytes() {
-        // Type 4, zero reserved, index 0x01020304, counter 0x05060708090a0b0c, then 17 bytes.
-        let mut datagram = vec![4, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+        // Type 4, path 3, zero reserved, index 0x01020304, counter 0x05060708090a0b0c, then 17
+        // bytes.
+        let mut datagram = vec![4, 3, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
         datagram.extend_from_slice(&[0xee; 17]);
         let parsed = Envelope::parse(&datagram).unwrap();
         assert_eq!(
             parsed,
             Envelope::Transport {
+                path_id: 3,
                 receiver_index: 0x0102_0304,
                 counter: 0x0506_0708_090a_0b0c,
                 sealed: &[0xee; 17],
@@ -405,6 +417,15 @@ mod tests {
         let mut reserved = initiation.clone();
         reserved[3] = 0x80;
         assert_eq!(Envelope::parse(&reserved), Err(EnvelopeError::ReservedNotZero));
+        // A transport message's byte 1 is its path id; bytes 2 and 3 stay reserved.
+        let mut transport = vec![4, 0xff, 0, 0];
+        transport.extend_from_slice(&[0; 28]);
+        assert!(matches!(
+            Envelope::parse(&transport),
+            Ok(Envelope::Transport { path_id: 0xff, .. })
+        ));
+        transport[2] = 1;
+        assert_eq!(Envelope::parse(&transport), Err(EnvelopeError::ReservedNotZero));
         assert_eq!(Envelope::parse(&[4; 31]), Err(EnvelopeError::Truncated { found: 31 }));
         assert_eq!(
             Envelope::parse(&[2]),
@@ -431,7 +452,8 @@ mod tests {
                 *first = [TYPE_INITIATION, TYPE_RESPONSE, TYPE_TRANSPORT, TYPE_COOKIE_REPLY][kind];
             }
             if bytes.len() >= 4 {
-                bytes[1..4].fill(0);
+                // A transport message's byte 1 is its path id: any value.
+                bytes[if kind == 2 { 2 } else { 1 }..4].fill(0);
             }
             match Envelope::parse(&bytes) {
                 Ok(envelope) => {

@@ -84,10 +84,12 @@ impl Keypair {
         self.next_send_counter = counter;
     }
 
-    /// Seals `buf[HEADER_LEN..HEADER_LEN + plaintext_len]` in place, writes the header in front
-    /// and the tag behind; returns the datagram length. The caller checked `buf`'s length.
+    /// Seals `buf[HEADER_LEN..HEADER_LEN + plaintext_len]` in place for path `path_id`, writes
+    /// the header in front and the tag behind; returns the datagram length. The caller checked
+    /// `buf`'s length.
     pub(crate) fn seal(
         &mut self,
+        path_id: u8,
         buf: &mut [u8],
         plaintext_len: usize,
     ) -> Result<usize, CryptoError> {
@@ -95,7 +97,7 @@ impl Keypair {
         if counter >= self.cipher.reject_after_messages() {
             return Err(CryptoError::CounterExhausted);
         }
-        let header = transport_header(self.remote_index, counter);
+        let header = transport_header(path_id, self.remote_index, counter);
         let end = HEADER_LEN + plaintext_len;
         let tag = self
             .send
@@ -155,7 +157,7 @@ mod tests {
     fn sealed(k: &mut Keypair, plaintext: &[u8]) -> Vec<u8> {
         let mut buf = vec![0u8; HEADER_LEN + plaintext.len() + TAG_LEN];
         buf[HEADER_LEN..HEADER_LEN + plaintext.len()].copy_from_slice(plaintext);
-        let n = k.seal(&mut buf, plaintext.len()).unwrap();
+        let n = k.seal(0, &mut buf, plaintext.len()).unwrap();
         assert_eq!(n, buf.len());
         buf
     }
@@ -244,7 +246,7 @@ mod tests {
             a.next_send_counter = limit - 1;
             let mut last = sealed(&mut a, b"");
             let mut buf = [0u8; 32];
-            assert_eq!(a.seal(&mut buf, 0), Err(CryptoError::CounterExhausted), "{cipher}");
+            assert_eq!(a.seal(0, &mut buf, 0), Err(CryptoError::CounterExhausted), "{cipher}");
             assert!(b.open(limit - 1, &mut last).is_ok(), "{cipher}");
             assert_eq!(b.highest_received(), limit - 1);
             // A datagram claiming a counter past the limit is refused before any decryption.

@@ -65,6 +65,8 @@ pub enum CryptoError {
     Mac1,
     #[error("initiation refused: over the handshake rate limit (per source address or in all)")]
     RateLimited,
+    #[error("a transport datagram for path {named} arrived on path {arrived_on}")]
+    WrongPath { named: u8, arrived_on: u8 },
     #[error("the OS random source failed")]
     Random,
     #[error("a {role} does not accept {kind} messages")]

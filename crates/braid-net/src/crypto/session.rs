@@ -3,7 +3,7 @@
 //! A sans-I/O state machine after WireGuard (Donenfeld, "WireGuard: Next Generation Kernel Network
 //! Tunnel", NDSS 2017), simplified to one peer with fixed roles: the client initiates, the server
 //! responds. Inputs are datagrams ([`Session::open`]) and time; outputs are datagrams to send
-//! ([`Session::poll_handshake`], [`Session::poll_keepalive`], [`Session::seal`]) and the next
+//! ([`Session::poll_handshake`], [`Session::keepalive_due`], [`Session::seal`]) and the next
 //! deadline ([`Session::poll_timeout`]).
 //!
 //! **Handshake** (paper section 5.4): the initiator sends an initiation on every live path; the
@@ -27,7 +27,7 @@
 //! session): the initiator may send as soon as it has the response; the responder keeps its new
 //! keys as `next` and sends with its old `current` until a transport message arrives under the
 //! new keys, which proves the initiator holds them. So the initiator sends at once: an empty
-//! transport message (keepalive) from [`Session::poll_keepalive`] if it has no data.
+//! transport message (keepalive) from [`Session::keepalive_due`] if it has no data.
 //!
 //! **Rotation and expiry** (section 6.2 to 6.4): the initiator starts a new handshake
 //! [`REKEY_AFTER_TIME`] after its keys were made, or once either direction's counter reaches the
@@ -139,7 +139,7 @@ pub enum Opened<'a> {
     /// carries it.
     Cookie,
     /// (Initiator) the handshake completed: new keys are in use. Send something now (see
-    /// [`Session::poll_keepalive`]) so the responder switches to them too.
+    /// [`Session::keepalive_due`]) so the responder switches to them too.
     Established,
 }
 
@@ -172,6 +172,8 @@ pub struct SessionCounters {
     /// (Responder) initiations refused by the per-source or global limits on handshakes and
     /// cookie replies.
     pub rate_limited: u64,
+    /// Transport datagrams that arrived on another path than the one they name.
+    pub wrong_path: u64,
 }
 
 /// The initiator's outstanding handshake.
@@ -368,31 +370,26 @@ impl Session {
         Ok(Some(n))
     }
 
-    /// An empty transport message to send on every live path, when one is due: right after the
-    /// initiator's handshake completes (key confirmation), or when data came in and nothing went
-    /// out for [`KEEPALIVE_TIMEOUT`]. `buf` needs [`OVERHEAD`](super::OVERHEAD) bytes.
-    pub fn poll_keepalive(
-        &mut self,
-        now: Instant,
-        buf: &mut [u8],
-    ) -> Result<Option<usize>, CryptoError> {
+    /// Whether an empty transport message (a keepalive: [`seal`](Self::seal) with no
+    /// plaintext) is due on every live path: right after the initiator's handshake completes
+    /// (key confirmation), or when data came in and nothing went out for [`KEEPALIVE_TIMEOUT`].
+    /// Sealing anything clears it.
+    pub fn keepalive_due(&mut self, now: Instant) -> bool {
         self.advance(now);
         if !self.is_established() {
-            return Ok(None);
+            return false;
         }
         let passive_due = self.passive_keepalive_deadline().is_some_and(|t| now >= t);
-        if !(self.confirmation_due || passive_due) {
-            return Ok(None);
-        }
-        self.seal(now, buf, 0).map(Some)
+        self.confirmation_due || passive_due
     }
 
     /// Seals the plaintext at `buf[HEADER_LEN..HEADER_LEN + plaintext_len]` with the current
-    /// keys, writing the header in front and the tag after; returns the datagram length
-    /// (`plaintext_len + OVERHEAD`).
+    /// keys for path `path_id` (which the header names, authenticated), writing the header in
+    /// front and the tag after; returns the datagram length (`plaintext_len + OVERHEAD`).
     pub fn seal(
         &mut self,
         now: Instant,
+        path_id: u8,
         buf: &mut [u8],
         plaintext_len: usize,
     ) -> Result<usize, CryptoError> {
@@ -402,7 +399,7 @@ impl Session {
             return Err(CryptoError::BufferTooSmall { needed, available: buf.len() });
         }
         let keys = self.current.as_mut().ok_or(CryptoError::NoSession)?;
-        let n = keys.seal(buf, plaintext_len)?;
+        let n = keys.seal(path_id, buf, plaintext_len)?;
         self.last_sent = Some(now);
         if plaintext_len > 0 {
             self.last_data_sent = Some(now);
@@ -411,14 +408,17 @@ impl Session {
         Ok(n)
     }
 
-    /// Takes one received datagram from any path, sent from `src` (the source address a cookie
-    /// binds). Transport plaintext is decrypted in place and returned as a slice of `datagram`;
-    /// a responder's handshake response or cookie reply goes into `reply` (which needs
-    /// [`REPLY_MAX`] bytes). Errors mean: drop the datagram (the counters record why).
+    /// Takes one received datagram from path `path_id`, sent from `src` (the source address a
+    /// cookie binds). Transport plaintext is decrypted in place and returned as a slice of
+    /// `datagram`; a responder's handshake response or cookie reply goes into `reply` (which
+    /// needs [`REPLY_MAX`] bytes). A transport datagram naming another path is refused before
+    /// anything else (no key lookup, no replay-window change). Errors mean: drop the datagram
+    /// (the counters record why).
     pub fn open<'a>(
         &mut self,
         now: Instant,
         src: SocketAddr,
+        path_id: u8,
         datagram: &'a mut [u8],
         reply: &mut [u8],
     ) -> Result<Opened<'a>, CryptoError> {
@@ -441,6 +441,10 @@ impl Session {
             Envelope::CookieReply { receiver_index, nonce, sealed_cookie } => {
                 self.on_cookie_reply(now, receiver_index, nonce, sealed_cookie)?;
                 Ok(Opened::Cookie)
+            }
+            Envelope::Transport { path_id: named, .. } if named != path_id => {
+                self.counters.wrong_path += 1;
+                Err(CryptoError::WrongPath { named, arrived_on: path_id })
             }
             Envelope::Transport { receiver_index, counter, .. } => {
                 self.on_transport(now, receiver_index, counter, datagram).map(Opened::Data)
@@ -470,7 +474,7 @@ impl Session {
 
     /// Advances timers: drops keys older than [`REJECT_AFTER_TIME`]. Handshakes and keepalives
     /// that fall due are then produced by [`poll_handshake`](Self::poll_handshake) and
-    /// [`poll_keepalive`](Self::poll_keepalive).
+    /// [`keepalive_due`](Self::keepalive_due).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.advance(now);
     }

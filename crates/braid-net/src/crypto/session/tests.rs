@@ -94,7 +94,7 @@ fn deliver_from(
 ) -> Result<Output, CryptoError> {
     let mut buf = datagram.to_vec();
     let mut reply = [0u8; REPLY_MAX];
-    Ok(match session.open(now, src, &mut buf, &mut reply)? {
+    Ok(match session.open(now, src, 0, &mut buf, &mut reply)? {
         Opened::Data(plaintext) => Output::Data(plaintext.to_vec()),
         Opened::Reply(n) => Output::Reply(reply[..n].to_vec()),
         Opened::Established => Output::Established,
@@ -124,14 +124,17 @@ fn seal(session: &mut Session, now: Instant, plaintext: &[u8]) -> Vec<u8> {
 fn try_seal(session: &mut Session, now: Instant, plaintext: &[u8]) -> Result<Vec<u8>, CryptoError> {
     let mut buf = vec![0u8; plaintext.len() + OVERHEAD];
     buf[HEADER_LEN..HEADER_LEN + plaintext.len()].copy_from_slice(plaintext);
-    let n = session.seal(now, &mut buf, plaintext.len())?;
+    let n = session.seal(now, 0, &mut buf, plaintext.len())?;
     assert_eq!(n, buf.len());
     Ok(buf)
 }
 
 fn keepalive(session: &mut Session, now: Instant) -> Option<Vec<u8>> {
     let mut buf = [0u8; OVERHEAD];
-    session.poll_keepalive(now, &mut buf).unwrap().map(|n| buf[..n].to_vec())
+    session.keepalive_due(now).then(|| {
+        let n = session.seal(now, 0, &mut buf, 0).unwrap();
+        buf[..n].to_vec()
+    })
 }
 
 /// Initiation, response, and the initiator's confirming keepalive, all at `now`.
@@ -553,11 +556,11 @@ fn garbage_and_short_buffers_are_errors_not_panics() {
     assert_eq!(deliver(&mut client, T0, &[]), Err(CryptoError::Envelope(EnvelopeError::Empty)));
     let mut small = [0u8; OVERHEAD + 3];
     assert_eq!(
-        client.seal(at(1.0), &mut small, 4),
+        client.seal(at(1.0), 0, &mut small, 4),
         Err(CryptoError::BufferTooSmall { needed: OVERHEAD + 4, available: OVERHEAD + 3 })
     );
     let mut huge_len = [0u8; 64];
-    assert!(client.seal(at(1.0), &mut huge_len, usize::MAX).is_err());
+    assert!(client.seal(at(1.0), 0, &mut huge_len, usize::MAX).is_err());
 }
 
 #[test]
@@ -845,3 +848,47 @@ fn under_load_cookie_replies_are_limited_per_address_and_in_all() {
 /// Initiations that pass before the load threshold is crossed (they are handshakes, not
 /// cookie replies).
 const LOAD_SLACK: u64 = crate::crypto::ratelimit::LOAD_BURST + 1;
+
+/// A transport datagram names the path it was sealed for, authenticated: arriving on another
+/// path it is refused before any key lookup or replay-window change, so the genuine copy still
+/// opens on its own path; a keepalive names its path too.
+#[test]
+fn a_datagram_on_another_path_than_it_names_is_refused_without_side_effects() {
+    let (mut client, mut server) = established_pair(None);
+    let mut buf = vec![0u8; 5 + OVERHEAD];
+    buf[HEADER_LEN..HEADER_LEN + 5].copy_from_slice(b"hello");
+    let n = client.seal(at(1.0), 1, &mut buf, 5).unwrap();
+    let datagram = buf[..n].to_vec();
+    let open_on = |server: &mut Session, path: u8, d: &[u8]| {
+        let mut d = d.to_vec();
+        let mut reply = [0u8; REPLY_MAX];
+        server.open(at(1.0), peer_addr(), path, &mut d, &mut reply).map(|o| match o {
+            Opened::Data(p) => p.to_vec(),
+            other => panic!("{other:?}"),
+        })
+    };
+    for wrong in [0u8, 2, 255] {
+        assert_eq!(
+            open_on(&mut server, wrong, &datagram),
+            Err(CryptoError::WrongPath { named: 1, arrived_on: wrong })
+        );
+    }
+    assert_eq!(server.counters().wrong_path, 3);
+    assert_eq!((server.counters().replays, server.counters().bad_macs), (0, 0));
+    assert_eq!(open_on(&mut server, 1, &datagram), Ok(b"hello".to_vec()));
+    // Changing the named path breaks the tag: the path id is authenticated.
+    let mut buf = vec![0u8; 5 + OVERHEAD];
+    let n = client.seal(at(1.0), 1, &mut buf, 5).unwrap();
+    let mut moved = buf[..n].to_vec();
+    moved[1] = 0;
+    assert_eq!(open_on(&mut server, 0, &moved), Err(CryptoError::Authentication));
+    // A keepalive names its path like any frame.
+    let mut k = [0u8; OVERHEAD];
+    let n = server.seal(at(1.0), 2, &mut k, 0).unwrap();
+    let mut reply = [0u8; REPLY_MAX];
+    let mut on_1 = k[..n].to_vec();
+    assert!(matches!(
+        client.open(at(1.0), peer_addr(), 1, &mut on_1, &mut reply),
+        Err(CryptoError::WrongPath { named: 2, arrived_on: 1 })
+    ));
+}
