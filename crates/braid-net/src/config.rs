@@ -16,6 +16,17 @@
 //! [peer]
 //! public_key = "<base64>"
 //! preshared_key = "<base64>"      # optional
+//! allowed_ips = ["10.200.0.2/32"] # optional: the inner source addresses the peer may use
+//!
+//! # A server may list several clients instead, each its own [[peer]] with a name (metric
+//! # labels), its key, an optional PSK and the inner addresses it may use (required with more
+//! # than one peer, and no two peers' sets may overlap): packets to an address go to the peer
+//! # whose set holds it, and packets from a peer with a source outside its set are dropped
+//! # (WireGuard's cryptokey routing). A client has exactly one [peer].
+//! # [[peer]]
+//! # name = "ue1"
+//! # public_key = "<base64>"
+//! # allowed_ips = ["10.200.0.2/32"]
 //!
 //! [tunnel]                        # a scenario's [tunnel] section: scheduler, cc, reorder, ...
 //! scheduler = "srtt"              # only what differs from the daemon's default (below)
@@ -134,6 +145,32 @@ impl FromStr for IfAddr {
     }
 }
 
+impl IfAddr {
+    /// Whether `ip` is inside this address's network (the prefix's bits equal).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let bits = u32::from(self.prefix_len);
+        match (self.addr, ip) {
+            (IpAddr::V4(net), IpAddr::V4(a)) => {
+                let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+                u32::from(net) & mask == u32::from(a) & mask
+            }
+            (IpAddr::V6(net), IpAddr::V6(a)) => {
+                let mask = u128::MAX.checked_shl(128 - bits).unwrap_or(0);
+                u128::from(net) & mask == u128::from(a) & mask
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the two networks share an address (one contains the other's network address
+    /// at the shorter prefix).
+    pub fn overlaps(&self, other: &IfAddr) -> bool {
+        let shorter = if self.prefix_len <= other.prefix_len { self } else { other };
+        let longer = if std::ptr::eq(shorter, self) { other } else { self };
+        shorter.contains(longer.addr)
+    }
+}
+
 impl fmt::Display for IfAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.addr, self.prefix_len)
@@ -194,6 +231,25 @@ pub struct LivenessConfig {
     pub dead_after: Duration,
 }
 
+/// One peer: who it is and which inner addresses it may use.
+#[derive(Clone, Debug)]
+pub struct PeerConfig {
+    /// Its name in logs and metric labels (`peer` label); `peer0`, `peer1`, ... by default.
+    pub name: String,
+    pub public_key: String,
+    pub preshared_key: Option<SecretText>,
+    /// Inner source addresses it may use, and so the destinations routed to it; empty: any
+    /// (a client's one peer, a server's only peer without the key).
+    pub allowed_ips: Vec<IfAddr>,
+}
+
+impl PeerConfig {
+    /// Whether an inner packet may come from, or go to, `addr` through this peer.
+    pub fn allows(&self, addr: IpAddr) -> bool {
+        self.allowed_ips.is_empty() || self.allowed_ips.iter().any(|net| net.contains(addr))
+    }
+}
+
 /// A checked daemon configuration.
 #[derive(Clone, Debug)]
 pub struct DaemonConfig {
@@ -202,8 +258,8 @@ pub struct DaemonConfig {
     pub addresses: Vec<IfAddr>,
     pub mtu: u16,
     pub private_key: KeySource,
-    pub peer_public_key: String,
-    pub preshared_key: Option<SecretText>,
+    /// The other ends: exactly one for a client, one or more for a server.
+    pub peers: Vec<PeerConfig>,
     pub metrics_listen: Option<SocketAddr>,
     /// The control socket `braid tunnel status` reads (crate::control).
     pub control_socket: PathBuf,
@@ -234,7 +290,8 @@ fn invalid(field: impl Into<String>, detail: impl Into<String>) -> ConfigError {
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     interface: InterfaceSection,
-    peer: PeerSection,
+    #[serde(deserialize_with = "one_or_many_peers")]
+    peer: Vec<PeerSection>,
     #[serde(default)]
     tunnel: toml::Table,
     #[serde(default)]
@@ -265,11 +322,34 @@ fn default_mtu() -> u16 {
     1400
 }
 
+/// `[peer]` (one table) or `[[peer]]` (an array of them), each parsed on its own so that an
+/// unknown or misspelled key is named with its peer (an untagged enum would only say that
+/// neither shape matched).
+fn one_or_many_peers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<PeerSection>, D::Error> {
+    use serde::de::Error;
+    match toml::Value::deserialize(d)? {
+        toml::Value::Array(peers) => peers
+            .into_iter()
+            .enumerate()
+            .map(|(n, p)| {
+                PeerSection::deserialize(p).map_err(|e| D::Error::custom(format!("peer.{n}: {e}")))
+            })
+            .collect(),
+        one => {
+            Ok(vec![PeerSection::deserialize(one)
+                .map_err(|e| D::Error::custom(format!("peer: {e}")))?])
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PeerSection {
+    name: Option<String>,
     public_key: String,
     preshared_key: Option<String>,
+    #[serde(default)]
+    allowed_ips: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -311,9 +391,13 @@ impl DaemonConfig {
         file.read_to_string(&mut text).map_err(read_err)?;
         let mut config = DaemonConfig::from_toml_str(&text)?;
         let inline_secret = if matches!(config.private_key, KeySource::Inline(_)) {
-            Some("interface.private_key")
+            Some("interface.private_key".to_string())
         } else {
-            config.preshared_key.is_some().then_some("peer.preshared_key")
+            config
+                .peers
+                .iter()
+                .position(|p| p.preshared_key.is_some())
+                .map(|n| config.peer_field(n, "preshared_key"))
         };
         if let Some(field) = inline_secret.filter(|_| mode & 0o077 != 0) {
             let shown = path.display();
@@ -417,14 +501,14 @@ impl DaemonConfig {
         if i.transport == Transport::Tcp {
             check_tunnel(&tunnel)?;
         }
+        let peers = check_peers(i.role, i.transport, file.peer)?;
         let config = DaemonConfig {
             name: i.name,
             role: i.role,
             addresses,
             mtu: i.mtu,
             private_key,
-            peer_public_key: file.peer.public_key,
-            preshared_key: file.peer.preshared_key.map(SecretText::new),
+            peers,
             metrics_listen,
             control_socket,
             cipher,
@@ -462,8 +546,8 @@ impl DaemonConfig {
 /// The keys a configuration names, read and decoded.
 pub struct Keys {
     pub local: PrivateKey,
-    pub peer: PublicKey,
-    pub psk: Option<PresharedKey>,
+    /// Each peer's public key and PSK, in the order of [`DaemonConfig::peers`].
+    pub peers: Vec<(PublicKey, Option<PresharedKey>)>,
 }
 
 impl DaemonConfig {
@@ -479,22 +563,47 @@ impl DaemonConfig {
             }
         }
         .map_err(|e| key_err("interface.private_key", e))?;
-        let peer = PublicKey::from_base64(&self.peer_public_key)
-            .map_err(|e| key_err("peer.public_key", e))?;
-        if local.public_key() == peer {
-            return Err(invalid(
-                "peer.public_key",
-                "is this host's own public key: give the other end's (`braid pubkey` of its \
-                 private key)",
-            ));
+        let own = local.public_key();
+        let mut peers: Vec<(PublicKey, Option<PresharedKey>)> = Vec::new();
+        for (n, p) in self.peers.iter().enumerate() {
+            let field = |f: &str| self.peer_field(n, f);
+            let key = PublicKey::from_base64(&p.public_key)
+                .map_err(|e| key_err(&field("public_key"), e))?;
+            if key == own {
+                return Err(invalid(
+                    field("public_key"),
+                    "is this host's own public key: give the other end's (`braid pubkey` of its \
+                     private key)",
+                ));
+            }
+            if let Some(m) = peers.iter().position(|(k, _)| *k == key) {
+                return Err(invalid(
+                    field("public_key"),
+                    format!(
+                        "is also {}: each peer needs its own key",
+                        self.peer_field(m, "public_key")
+                    ),
+                ));
+            }
+            let psk = p
+                .preshared_key
+                .as_ref()
+                .map(|k| PresharedKey::from_base64(k.expose()))
+                .transpose()
+                .map_err(|e| key_err(&field("preshared_key"), e))?;
+            peers.push((key, psk));
         }
-        let psk = self
-            .preshared_key
-            .as_ref()
-            .map(|k| PresharedKey::from_base64(k.expose()))
-            .transpose()
-            .map_err(|e| key_err("peer.preshared_key", e))?;
-        Ok(Keys { local, peer, psk })
+        Ok(Keys { local, peers })
+    }
+
+    /// The dotted name of peer `n`'s `field`: `peer.FIELD` with one `[peer]`, `peer.N.FIELD`
+    /// with several.
+    pub fn peer_field(&self, n: usize, field: &str) -> String {
+        if self.peers.len() == 1 {
+            format!("peer.{field}")
+        } else {
+            format!("peer.{n}.{field}")
+        }
     }
 }
 
@@ -604,6 +713,86 @@ fn check_liveness(l: &LivenessSection) -> Result<LivenessConfig, ConfigError> {
         probe_interval: Duration::from_millis(l.probe_interval_ms),
         dead_after: Duration::from_millis(l.dead_after_ms),
     })
+}
+
+/// Most peers one server takes: key indices, metric series and the linear peer lookups of the
+/// daemon are sized for tens of clients, not thousands.
+pub const MAX_PEERS: usize = 64;
+
+fn check_peers(
+    role: Role,
+    transport: Transport,
+    sections: Vec<PeerSection>,
+) -> Result<Vec<PeerConfig>, ConfigError> {
+    let several = sections.len() > 1;
+    let field = |n: usize, f: &str| {
+        if several {
+            format!("peer.{n}.{f}")
+        } else {
+            format!("peer.{f}")
+        }
+    };
+    if sections.is_empty() {
+        return Err(invalid("peer", "need a [peer] section"));
+    }
+    if role == Role::Client && several {
+        return Err(invalid("peer", "a client has exactly one [peer] (the server)"));
+    }
+    if sections.len() > MAX_PEERS {
+        return Err(invalid("peer", format!("at most {MAX_PEERS} [[peer]] sections")));
+    }
+    if several && transport == Transport::Tcp {
+        return Err(invalid(
+            "peer",
+            "several peers need interface.transport = \"udp\" (a TCP path holds one connection)",
+        ));
+    }
+    let mut peers: Vec<PeerConfig> = Vec::with_capacity(sections.len());
+    for (n, p) in sections.into_iter().enumerate() {
+        let name = p.name.unwrap_or_else(|| format!("peer{n}"));
+        let name_ok = !name.is_empty()
+            && name.len() <= 32
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !name_ok || peers.iter().any(|q| q.name == name) {
+            return Err(invalid(
+                field(n, "name"),
+                "must be 1..=32 characters of [A-Za-z0-9_-], unique among the peers",
+            ));
+        }
+        let allowed_ips = p
+            .allowed_ips
+            .iter()
+            .enumerate()
+            .map(|(k, a)| {
+                a.parse::<IfAddr>()
+                    .map_err(|e| invalid(format!("{}.{k}", field(n, "allowed_ips")), e))
+            })
+            .collect::<Result<Vec<IfAddr>, _>>()?;
+        if several && allowed_ips.is_empty() {
+            return Err(invalid(
+                field(n, "allowed_ips"),
+                "with several peers each needs the inner addresses it may use, e.g. [\"10.200.0.2/32\"]",
+            ));
+        }
+        for (k, a) in allowed_ips.iter().enumerate() {
+            for (m, q) in peers.iter().enumerate() {
+                if let Some((j, b)) = q.allowed_ips.iter().enumerate().find(|(_, b)| a.overlaps(b))
+                {
+                    return Err(invalid(
+                        format!("{}.{k}", field(n, "allowed_ips")),
+                        format!("{a} overlaps {b} of {}.{j}", field(m, "allowed_ips")),
+                    ));
+                }
+            }
+        }
+        peers.push(PeerConfig {
+            name,
+            public_key: p.public_key,
+            preshared_key: p.preshared_key.map(SecretText::new),
+            allowed_ips,
+        });
+    }
+    Ok(peers)
 }
 
 fn check_paths(role: Role, sections: Vec<PathSection>) -> Result<Vec<PathConfig>, ConfigError> {
@@ -780,6 +969,119 @@ cost = 7
         assert_eq!(c.paths[0].remote, None);
         let no_port = server.replace("10.1.1.1:5001", "10.1.1.1:0");
         assert_eq!(err_field(&no_port), "path.0.bind");
+    }
+
+    /// A server's text with `peers` as its peer sections (each `(name, key, allowed_ips)`).
+    fn server_with_peers(peers: &[(&str, &str, &str)]) -> String {
+        let server = CLIENT
+            .replace("role = \"client\"", "role = \"server\"")
+            .replace("10.1.1.2:0", "10.1.1.1:5001")
+            .replace("10.1.2.2:0", "10.1.2.1:5002")
+            .replace("remote = \"10.1.1.1:5001\"\n", "")
+            .replace("remote = \"10.1.2.1:5002\"\n", "")
+            .replace("[peer]\npublic_key = \"p\"\n", "");
+        let mut sections = String::new();
+        for (name, key, allowed) in peers {
+            sections.push_str(&format!(
+                "[[peer]]\nname = \"{name}\"\npublic_key = \"{key}\"\nallowed_ips = [{allowed}]\n"
+            ));
+        }
+        server.replace("[tunnel]", &format!("{sections}[tunnel]"))
+    }
+
+    #[test]
+    fn a_server_takes_several_peers_each_with_its_own_addresses() {
+        let two = server_with_peers(&[
+            ("ue1", "a", "\"10.200.0.2/32\", \"fd00:b::2/128\""),
+            ("ue2", "b", "\"10.200.0.3/32\""),
+        ]);
+        let c = DaemonConfig::from_toml_str(&two).unwrap();
+        assert_eq!(c.peers.len(), 2);
+        assert_eq!(c.peers[1].name, "ue2");
+        assert!(c.peers[0].allows("10.200.0.2".parse().unwrap()));
+        assert!(c.peers[0].allows("fd00:b::2".parse().unwrap()));
+        assert!(!c.peers[0].allows("10.200.0.3".parse().unwrap()));
+        assert!(c.peers[1].allows("10.200.0.3".parse().unwrap()));
+        assert_eq!(c.peer_field(1, "public_key"), "peer.1.public_key");
+        // One [peer] without allowed_ips allows everything; its fields are `peer.X`.
+        let one = DaemonConfig::from_toml_str(CLIENT).unwrap();
+        assert!(one.peers[0].allows("192.0.2.1".parse().unwrap()));
+        assert_eq!(one.peer_field(0, "public_key"), "peer.public_key");
+    }
+
+    #[test]
+    fn several_peers_are_refused_without_addresses_overlapping_on_a_client_or_over_tcp() {
+        let no_ips = server_with_peers(&[("ue1", "a", "\"10.200.0.2/32\""), ("ue2", "b", "")]);
+        assert_eq!(err_field(&no_ips), "peer.1.allowed_ips");
+        let overlap = server_with_peers(&[
+            ("ue1", "a", "\"10.200.0.0/24\""),
+            ("ue2", "b", "\"10.200.1.1/32\", \"10.200.0.9/32\""),
+        ]);
+        let e = DaemonConfig::from_toml_str(&overlap).unwrap_err().to_string();
+        assert!(
+            e.starts_with("peer.1.allowed_ips.1:") && e.contains("peer.0.allowed_ips.0"),
+            "{e}"
+        );
+        let same_name = server_with_peers(&[
+            ("ue", "a", "\"10.200.0.2/32\""),
+            ("ue", "b", "\"10.200.0.3/32\""),
+        ]);
+        assert_eq!(err_field(&same_name), "peer.1.name");
+        let bad_net = server_with_peers(&[
+            ("ue1", "a", "\"10.200.0.2/33\""),
+            ("ue2", "b", "\"10.200.0.3/32\""),
+        ]);
+        assert_eq!(err_field(&bad_net), "peer.0.allowed_ips.0");
+        let two = server_with_peers(&[
+            ("ue1", "a", "\"10.200.0.2/32\""),
+            ("ue2", "b", "\"10.200.0.3/32\""),
+        ]);
+        let tcp = two.replace("role = \"server\"", "role = \"server\"\ntransport = \"tcp\"");
+        assert_eq!(err_field(&tcp), "peer");
+        let client_two = CLIENT.replace(
+            "[peer]\npublic_key = \"p\"\n",
+            "[[peer]]\npublic_key = \"p\"\n[[peer]]\npublic_key = \"q\"\n",
+        );
+        assert_eq!(err_field(&client_two), "peer");
+        let unknown = two.replace("name = \"ue2\"", "name = \"ue2\"\nendpoint = 1");
+        let e = DaemonConfig::from_toml_str(&unknown).unwrap_err().to_string();
+        assert!(e.contains("peer.1") && e.contains("endpoint"), "{e}");
+    }
+
+    #[test]
+    fn two_peers_with_one_key_are_refused_naming_both() {
+        let (private, _) = crate::crypto::generate_keypair().unwrap();
+        let (_, peer) = crate::crypto::generate_keypair().unwrap();
+        let key = peer.to_base64();
+        let text = server_with_peers(&[
+            ("ue1", &key, "\"10.200.0.2/32\""),
+            ("ue2", &key, "\"10.200.0.3/32\""),
+        ])
+        .replace(
+            "private_key = \"k\"",
+            &format!("private_key = \"{}\"", private.to_base64().as_str()),
+        );
+        match DaemonConfig::from_toml_str(&text).unwrap().keys() {
+            Err(ConfigError::Invalid { field, detail }) => {
+                assert_eq!(field, "peer.1.public_key");
+                assert!(detail.contains("peer.0.public_key"), "{detail}");
+            }
+            other => panic!("expected the second key refused, got {:?}", other.map(|_| "keys")),
+        }
+    }
+
+    #[test]
+    fn networks_contain_and_overlap_by_their_prefix() {
+        let net = |s: &str| s.parse::<IfAddr>().unwrap();
+        assert!(net("10.200.0.0/24").contains("10.200.0.255".parse().unwrap()));
+        assert!(!net("10.200.0.0/24").contains("10.200.1.0".parse().unwrap()));
+        assert!(net("0.0.0.0/0").contains("192.0.2.1".parse().unwrap()));
+        assert!(!net("0.0.0.0/0").contains("::1".parse().unwrap()));
+        assert!(net("fd00:b::/64").contains("fd00:b::ffff".parse().unwrap()));
+        assert!(!net("fd00:b::/64").contains("fd00:c::1".parse().unwrap()));
+        assert!(net("10.0.0.0/8").overlaps(&net("10.1.2.3/32")));
+        assert!(net("10.1.2.3/32").overlaps(&net("10.0.0.0/8")));
+        assert!(!net("10.1.2.3/32").overlaps(&net("10.1.2.4/32")));
     }
 
     #[test]
@@ -1037,7 +1339,7 @@ cost = 7
             fs::set_permissions(&key, fs::Permissions::from_mode(mode)).unwrap();
             let keys = config.keys().unwrap_or_else(|e| panic!("mode {mode:o}: {e}"));
             assert_eq!(keys.local.public_key(), public);
-            assert_eq!(keys.peer, peer);
+            assert_eq!(keys.peers[0].0, peer);
         }
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -1112,7 +1414,7 @@ cost = 7
             Err(e) => panic!("expected peer.public_key refused, got {e}"),
             Ok(_) => panic!("expected peer.public_key refused, got keys"),
         }
-        assert_eq!(with_peer(&other).map(|k| k.peer).ok(), Some(other));
+        assert_eq!(with_peer(&other).map(|k| k.peers[0].0).ok(), Some(other));
     }
 
     #[test]
@@ -1147,7 +1449,7 @@ cost = 7
             &format!("public_key = \"p\"\npreshared_key = \"{}\"", psk.as_str()),
         );
         let c = DaemonConfig::from_toml_str(&text).unwrap();
-        assert_eq!(c.preshared_key.as_ref().map(SecretText::expose), Some(psk.as_str()));
+        assert_eq!(c.peers[0].preshared_key.as_ref().map(SecretText::expose), Some(psk.as_str()));
         let printed = format!("{c:?}");
         assert!(!printed.contains(psk.as_str()), "Debug printed the PSK: {printed}");
         assert!(!printed.contains("\"k\""), "Debug printed the private key: {printed}");

@@ -26,21 +26,21 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant as WallInstant, SystemTime, UNIX_EPOCH};
 
-use braid_core::tunnel::{TunnelConfig, TunnelReceiver};
+use braid_core::tunnel::TunnelConfig;
 use braid_core::wire::{
     frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN, PROBE_LEN,
 };
 use braid_core::Instant;
 use tracing::{info, warn};
 
-use crate::config::{DaemonConfig, Role, Transport as TransportKind};
+use crate::config::{DaemonConfig, Role};
 use crate::control::{self, ControlSocket};
-use crate::crypto::{self, Opened, Session, SessionConfig};
-use crate::liveness::{Change, Liveness};
-use crate::metrics::{self, PathSnapshot, Shared, Snapshot};
-use crate::path_validation::PathValidation;
-use crate::pool::{Pkt, Pool};
-use crate::sender::Sender;
+use crate::crypto::{self, Opened, PeerKeys, Responder, Session, SessionConfig};
+use crate::inner;
+use crate::liveness::Change;
+use crate::metrics::{self, PathSnapshot, PeerSnapshot, Shared, Snapshot};
+use crate::peer::{Peer, Sessions};
+use crate::pool::Pool;
 use crate::signal::TerminationSignals;
 use crate::socket::READ_BUDGET;
 use crate::transport::{Transport, TransportError};
@@ -77,45 +77,34 @@ fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> DaemonError {
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-struct PathCounters {
-    rx_pkts: u64,
-    rx_bytes: u64,
-    socket_drops: u64,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
 struct Counters {
     tun_rx: u64,
     tun_tx: u64,
     rejected: u64,
+    /// Inner packets read from the TUN device for a destination no peer may use.
+    unrouted: u64,
 }
 
 /// Everything but the descriptors: the protocol state the loop drives.
 struct State {
     role: Role,
-    session: Session,
-    tx: Sender,
-    rx: TunnelReceiver<Pkt>,
+    sessions: Sessions,
+    peers: Vec<Peer>,
     pool: Pool,
-    live: Liveness,
-    remotes: Vec<Option<SocketAddr>>,
     /// The paths' names, for logs: every line names a path the same way.
     names: Vec<String>,
-    paths: Vec<PathCounters>,
     counters: Counters,
-    /// Handshake responses to send after the current receive batch.
+    /// Handshake responses and cookie replies to send after the current receive batch.
     replies: Vec<(usize, SocketAddr, Vec<u8>)>,
-    /// Probe responses to queue on their paths after the current receive batch.
-    probe_answers: Vec<(usize, Probe)>,
+    /// Probe responses to queue after the current receive batch: (peer, path, probe).
+    probe_answers: Vec<(usize, usize, Probe)>,
     /// Where authenticated transport frames came from in the current receive batch: the
     /// transport confirms those connections (TCP) before anything is sent.
     authenticated: Vec<(usize, SocketAddr)>,
-    /// (Server, UDP) candidate remote addresses and their challenge budgets.
-    validation: Option<PathValidation>,
-    /// Challenges to send after the current receive batch: (path, address, token).
-    challenges: Vec<(usize, SocketAddr, u64)>,
+    /// Challenges to send after the current receive batch: (peer, path, address, token).
+    challenges: Vec<(usize, usize, SocketAddr, u64)>,
     reply_buf: Vec<u8>,
-    /// The core's configuration, to start the sender and receiver afresh when the peer restarts.
+    /// The core's configuration, to start a peer's sender and receiver afresh when it restarts.
     core: TunnelConfig,
 }
 
@@ -146,7 +135,7 @@ impl Daemon {
     /// the metrics endpoint. Any failure leaves nothing behind: what was created is closed as
     /// the half-built daemon drops.
     pub fn new(cfg: DaemonConfig) -> Result<Daemon, DaemonError> {
-        let session = new_session(&cfg)?;
+        let sessions = new_sessions(&cfg)?;
         let signals = TerminationSignals::block()
             .map_err(|e| DaemonError::Io { what: e.what, source: e.source })?;
 
@@ -166,32 +155,21 @@ impl Daemon {
         let pollfds = vec![pollfd(tun.raw_fd()), pollfd(signals.as_raw_fd())];
 
         let n = cfg.paths.len();
-        let remotes: Vec<Option<SocketAddr>> = cfg.paths.iter().map(|p| p.remote).collect();
-        let mut live = Liveness::new(cfg.liveness, n, now);
-        let mut tx = paths.sender(&core);
-        for (i, r) in remotes.iter().enumerate() {
-            // A server path is usable once the client has spoken on it.
-            if r.is_none() {
-                live.mark_down(i);
-                tx.set_path_up(now, i, false);
-            }
-        }
+        let peers = cfg
+            .peers
+            .iter()
+            .map(|p| Peer::new(&cfg, p, paths.sender(&core), &core, challenge_bytes(&cfg), now))
+            .collect();
         let st = State {
             role: cfg.role,
-            session,
-            rx: TunnelReceiver::new(&core),
-            tx,
+            sessions,
+            peers,
             pool: Pool::new(usize::from(cfg.mtu), 4096),
-            live,
-            remotes,
             names: cfg.paths.iter().map(|p| p.name.clone()).collect(),
-            paths: vec![PathCounters::default(); n],
             counters: Counters::default(),
             replies: Vec::new(),
             probe_answers: Vec::new(),
             authenticated: Vec::new(),
-            validation: (cfg.role == Role::Server && cfg.transport == TransportKind::Udp)
-                .then(|| PathValidation::new(n, challenge_bytes(&cfg))),
             challenges: Vec::new(),
             reply_buf: vec![0u8; crypto::REPLY_MAX],
             core,
@@ -199,7 +177,7 @@ impl Daemon {
         let io = Io { tun, paths, signals, pollfds };
         info!(
             interface = %cfg.name, role = %cfg.role, transport = %cfg.transport, paths = n,
-            "braid tunnel: up"
+            peers = cfg.peers.len(), "braid tunnel: up"
         );
         Ok(Daemon {
             cfg,
@@ -220,13 +198,17 @@ impl Daemon {
     pub fn run(&mut self) -> Result<(), DaemonError> {
         loop {
             let now = self.now();
-            self.st.tx.handle_timeout(now);
-            self.st.session.handle_timeout(now);
-            let established = self.st.session.is_established();
-            self.io.paths.maintain(now, &mut self.st.tx, established);
+            for (p, peer) in self.st.peers.iter_mut().enumerate() {
+                peer.tx.handle_timeout(now);
+                self.st.sessions.get_mut(p).handle_timeout(now);
+            }
+            // A TCP transport has one peer (the configuration refuses more).
+            let established = self.st.sessions.get(0).is_established();
+            self.io.paths.maintain(now, &mut self.st.peers[0].tx, established);
             self.output(now);
             let st = &mut self.st;
-            self.io.paths.flush(|i| st.paths[i].socket_drops += 1);
+            // A train may carry several peers' datagrams: its drops count on the first peer.
+            self.io.paths.flush(|i| st.peers[0].paths[i].socket_drops += 1);
             if now >= self.next_publish {
                 self.publish(now);
                 self.next_publish = now + PUBLISH_EVERY;
@@ -251,17 +233,20 @@ impl Daemon {
     }
 
     fn deadline(&self, now: Instant) -> Option<Instant> {
-        [
-            self.st.tx.poll_timeout(),
-            self.st.rx.poll_timeout(),
-            self.st.live.poll_timeout(),
-            self.st.session.poll_timeout(),
-            self.io.paths.poll_timeout(now, self.st.tx.queue_len() > 0),
-            Some(self.next_publish),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let st = &self.st;
+        let queued = st.peers.iter().any(|p| p.tx.queue_len() > 0);
+        let per_peer = st.peers.iter().enumerate().flat_map(|(i, p)| {
+            [
+                p.tx.poll_timeout(),
+                p.rx.poll_timeout(),
+                p.live.poll_timeout(),
+                st.sessions.get(i).poll_timeout(),
+            ]
+        });
+        per_peer
+            .chain([self.io.paths.poll_timeout(now, queued), Some(self.next_publish)])
+            .flatten()
+            .min()
     }
 
     fn wait(&mut self, timeout: Option<Duration>) -> Result<(), DaemonError> {
@@ -294,15 +279,28 @@ impl Daemon {
 
     fn read_tun(&mut self, now: Instant) -> Result<(), DaemonError> {
         let st = &mut self.st;
+        let single = st.peers.len() == 1;
         for _ in 0..READ_BUDGET {
             let n = self
                 .io
                 .tun
                 .read_batch(|packet| {
                     st.counters.tun_rx += 1;
+                    // Cryptokey routing: the peer whose allowed addresses hold the destination.
+                    let dest = inner::addresses(packet).map(|(_, d)| d);
+                    let peer = match dest {
+                        Some(d) => st.peers.iter().position(|p| p.allows(d)),
+                        None if single => Some(0),
+                        None => None,
+                    };
+                    let Some(p) = peer else {
+                        st.counters.unrouted += 1;
+                        return;
+                    };
+                    st.peers[p].tun_rx += 1;
                     // Too long a packet cannot come from a device of this MTU; refused if so.
                     if let Some(pkt) = st.pool.alloc_from(packet) {
-                        let _ = st.tx.handle_packet(now, pkt, packet.len() as u32);
+                        let _ = st.peers[p].tx.handle_packet(now, pkt, packet.len() as u32);
                     }
                 })
                 .map_err(io_err("reading the TUN device"))?;
@@ -320,9 +318,9 @@ impl Daemon {
             self.io.paths.confirm(i, src);
         }
         let mut challenges = std::mem::take(&mut self.st.challenges);
-        for (i, dest, token) in challenges.drain(..) {
+        for (p, i, dest, token) in challenges.drain(..) {
             let probe = Probe { kind: ProbeKind::Request, path_id: i as u8, timestamp_ns: token };
-            self.st.send_control_to(&mut self.io, now, i, dest, |b| probe.emit(b).unwrap_or(0));
+            self.st.send_control_to(&mut self.io, now, p, i, dest, |b| probe.emit(b).unwrap_or(0));
         }
         self.st.challenges = challenges;
         for (path, dest, bytes) in self.st.replies.drain(..) {
@@ -333,56 +331,69 @@ impl Daemon {
         // Answered through the path's train like any control frame; the loop flushes it after
         // its next output pass.
         let mut answers = std::mem::take(&mut self.st.probe_answers);
-        for (path, probe) in answers.drain(..) {
-            self.st.send_control(&mut self.io, now, path, |b| probe.emit(b).unwrap_or(0));
+        for (p, path, probe) in answers.drain(..) {
+            self.st.send_control(&mut self.io, now, p, path, |b| probe.emit(b).unwrap_or(0));
         }
         self.st.probe_answers = answers;
     }
 
-    /// Everything the state has to say at `now`: handshakes, probes, liveness decisions,
-    /// released packets, feedback, transmissions. The loop flushes the paths after it.
+    /// Everything the state has to say at `now`, peer by peer: handshakes, probes, liveness
+    /// decisions, released packets, feedback, transmissions. The loop flushes the paths after it.
     fn output(&mut self, now: Instant) {
+        for p in 0..self.st.peers.len() {
+            self.output_peer(now, p);
+        }
+    }
+
+    fn output_peer(&mut self, now: Instant, p: usize) {
         let (io, st) = (&mut self.io, &mut self.st);
         let mut hs = [0u8; 256];
-        while let Ok(Some(n)) = st.session.poll_handshake(now, &mut hs) {
-            st.send_everywhere(io, &hs[..n]);
+        while let Ok(Some(n)) = st.sessions.get_mut(p).poll_handshake(now, &mut hs) {
+            io.paths.send_everywhere(&st.peers[p].remotes, &hs[..n]);
         }
-        if st.session.keepalive_due(now) {
+        if st.sessions.get_mut(p).keepalive_due(now) {
             // Sealed once per path: the header names the path it is sent on.
-            for i in 0..st.remotes.len() {
-                st.send_control(io, now, i, |_| 0);
+            for i in 0..st.names.len() {
+                st.send_control(io, now, p, i, |_| 0);
             }
         }
-        while let Some(change) = st.live.poll_change(now) {
+        let peer = &mut st.peers[p];
+        while let Some(change) = peer.live.poll_change(now) {
             if let Change::Down(i) = change {
-                warn!(path = %self.cfg.paths[i].name, "path down: nothing heard for dead_after");
-                st.tx.set_path_up(now, i, false);
+                warn!(
+                    peer = %peer.config.name, path = %self.cfg.paths[i].name,
+                    "path down: nothing heard for dead_after"
+                );
+                peer.tx.set_path_up(now, i, false);
                 io.paths.path_down(i);
             }
         }
-        if !st.session.is_established() {
+        if !st.sessions.get(p).is_established() {
             return;
         }
-        while let Some(i) = st.live.poll_probe(now) {
+        while let Some(i) = st.peers[p].live.poll_probe(now) {
             let probe =
                 Probe { kind: ProbeKind::Request, path_id: i as u8, timestamp_ns: now.as_nanos() };
-            st.send_control(io, now, i, |b| probe.emit(b).unwrap_or(0));
+            st.send_control(io, now, p, i, |b| probe.emit(b).unwrap_or(0));
         }
-        while let Some(r) = st.rx.poll_deliver(now) {
+        let peer = &mut st.peers[p];
+        while let Some(r) = peer.rx.poll_deliver(now) {
             st.counters.tun_tx += 1;
+            peer.tun_tx += 1;
             let _ = r.payload.with(|b| io.tun.queue_write(b));
         }
         let _ = io.tun.flush();
-        while st.rx.poll_rejected().is_some() {}
-        while let Some(fb) = st.rx.poll_feedback(now) {
+        while peer.rx.poll_rejected().is_some() {}
+        while let Some(fb) = st.peers[p].rx.poll_feedback(now) {
             if io.paths.carries_feedback() {
-                st.send_control(io, now, fb.path_id as usize, |b| fb.emit(b).unwrap_or(0));
+                st.send_control(io, now, p, fb.path_id as usize, |b| fb.emit(b).unwrap_or(0));
             }
         }
-        while let Some(t) = st.tx.poll_transmit(now) {
-            let Some(dest) = st.remotes[t.path] else { continue };
+        let peer = &mut st.peers[p];
+        while let Some(t) = peer.tx.poll_transmit(now) {
+            let Some(dest) = peer.remotes[t.path] else { continue };
             let len = t.payload.len();
-            let session = &mut st.session;
+            let session = st.sessions.get_mut(p);
             let r = io.paths.push(t.path, dest, crypto::OVERHEAD + DATA_HEADER_LEN + len, |buf| {
                 let plain = &mut buf[crypto::HEADER_LEN..];
                 let h = t.header.emit(plain).unwrap_or(0);
@@ -390,23 +401,27 @@ impl Daemon {
                 session.seal(now, t.path as u8, buf, h + n).unwrap_or(0)
             });
             if r.is_err() {
-                st.paths[t.path].socket_drops += 1;
+                peer.paths[t.path].socket_drops += 1;
             }
         }
     }
 
     fn publish(&mut self, now: Instant) {
         let st = &self.st;
-        let paths = (0..self.cfg.paths.len())
-            .map(|i| {
-                let m = st.tx.path_metrics(i);
-                let s = st.tx.path_stats(i);
+        let several = st.peers.len() > 1;
+        let mut paths = Vec::new();
+        let mut peers = Vec::new();
+        for (p, peer) in st.peers.iter().enumerate() {
+            for i in 0..self.cfg.paths.len() {
+                let m = peer.tx.path_metrics(i);
+                let s = peer.tx.path_stats(i);
                 let tcp = self.io.paths.tcp_status(i);
                 let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
-                PathSnapshot {
+                paths.push(PathSnapshot {
                     name: self.cfg.paths[i].name.clone(),
-                    up: st.live.is_up(i),
-                    remote: st.remotes[i].map(|r| r.to_string()),
+                    peer: several.then(|| peer.config.name.clone()),
+                    up: peer.live.is_up(i),
+                    remote: peer.remotes[i].map(|r| r.to_string()),
                     cwnd_bytes: m.cc.cwnd_bytes,
                     in_flight_bytes: m.in_flight_bytes,
                     srtt_ms: ms(m.srtt),
@@ -417,36 +432,51 @@ impl Daemon {
                     pacing_queue_pkts: m.pacing_queue_pkts,
                     tx_pkts: s.sent_pkts,
                     tx_bytes: s.sent_bytes,
-                    rx_pkts: st.paths[i].rx_pkts,
-                    rx_bytes: st.paths[i].rx_bytes,
+                    rx_pkts: peer.paths[i].rx_pkts,
+                    rx_bytes: peer.paths[i].rx_bytes,
                     lost_pkts: s.lost_pkts + tcp.as_ref().map_or(0, |t| t.retrans_segs),
                     rto_count: s.rto_count,
-                    socket_drops: st.paths[i].socket_drops,
+                    socket_drops: peer.paths[i].socket_drops,
                     stream_errors: tcp.as_ref().map_or(0, |t| t.stream_errors),
-                }
-            })
-            .collect();
-        let rs = st.rx.stats();
+                });
+            }
+            let session = st.sessions.get(p);
+            peers.push(PeerSnapshot {
+                name: peer.config.name.clone(),
+                established: session.is_established(),
+                handshakes: session.counters().handshakes_completed,
+                tun_rx_pkts: peer.tun_rx,
+                tun_tx_pkts: peer.tun_tx,
+                spoofed_pkts: peer.spoofed,
+            });
+        }
+        let sum = |f: &dyn Fn(&Peer) -> u64| st.peers.iter().map(f).sum::<u64>();
+        let first = &st.peers[0];
+        let rs = first.rx.stats();
+        let totals = st.sessions.totals();
         let snap = Snapshot {
             interface: self.cfg.name.clone(),
             role: self.cfg.role.to_string(),
-            established: st.session.is_established(),
+            established: (0..st.peers.len()).any(|p| st.sessions.get(p).is_established()),
             uptime_s: now.as_secs_f64(),
-            handshakes: st.session.counters().handshakes_completed,
-            handshake_bad_mac1: st.session.counters().bad_mac1,
-            cookie_replies: st.session.counters().cookie_replies,
-            handshakes_rate_limited: st.session.counters().rate_limited,
+            handshakes: totals.handshakes_completed,
+            handshake_bad_mac1: totals.bad_mac1,
+            cookie_replies: totals.cookie_replies,
+            handshakes_rate_limited: totals.rate_limited,
             rejected_datagrams: st.counters.rejected,
+            unrouted_pkts: st.counters.unrouted,
             tun_rx_pkts: st.counters.tun_rx,
             tun_tx_pkts: st.counters.tun_tx,
-            sched_queue_pkts: st.tx.queue_len(),
-            sched_drops: st.tx.stats().sched_drops,
-            reorder_pkts: st.rx.reorder_len(),
-            reorder_wait_limit_ms: st.rx.wait_limit().as_secs_f64() * 1e3,
-            reorder_duplicates: rs.duplicate_pkts,
-            reorder_released_on_timeout: rs.reorder.released_on_timeout,
+            sched_queue_pkts: st.peers.iter().map(|p| p.tx.queue_len()).sum(),
+            sched_drops: sum(&|p| p.tx.stats().sched_drops),
+            reorder_pkts: st.peers.iter().map(|p| p.rx.reorder_len()).sum(),
+            reorder_wait_limit_ms: first.rx.wait_limit().as_secs_f64() * 1e3,
+            reorder_duplicates: sum(&|p| p.rx.stats().duplicate_pkts),
+            reorder_released_on_timeout: sum(&|p| p.rx.stats().reorder.released_on_timeout),
             paths,
+            peers,
         };
+        let _ = rs;
         if let Ok(mut s) = self.shared.lock() {
             *s = snap;
         }
@@ -457,7 +487,8 @@ impl State {
     /// One datagram from path `i`'s socket.
     fn on_datagram(&mut self, now: Instant, i: usize, src: SocketAddr, datagram: &mut [u8]) {
         let len = datagram.len() as u64;
-        let plain = match self.session.open(now, src, i as u8, datagram, &mut self.reply_buf) {
+        let (peer, opened) = self.sessions.open(now, src, i as u8, datagram, &mut self.reply_buf);
+        let plain = match opened {
             Ok(Opened::Data(plain)) => plain,
             Ok(Opened::Reply(n)) => {
                 self.replies.push((i, src, self.reply_buf[..n].to_vec()));
@@ -465,8 +496,8 @@ impl State {
             }
             Ok(Opened::Established) => {
                 info!("braid tunnel: session established");
-                if self.session.take_peer_restart() {
-                    self.restart_tunnel_state(now);
+                if self.sessions.get_mut(0).take_peer_restart() {
+                    self.restart_peer(now, 0);
                 }
                 return;
             }
@@ -479,11 +510,16 @@ impl State {
                 return;
             }
         };
-        if self.session.take_peer_restart() {
-            self.restart_tunnel_state(now);
+        let Some(p) = peer else {
+            self.counters.rejected += 1;
+            return;
+        };
+        if self.sessions.get_mut(p).take_peer_restart() {
+            self.restart_peer(now, p);
         }
-        self.paths[i].rx_pkts += 1;
-        self.paths[i].rx_bytes += len;
+        let peer = &mut self.peers[p];
+        peer.paths[i].rx_pkts += 1;
+        peer.paths[i].rx_bytes += len;
         if self.authenticated.last() != Some(&(i, src)) {
             self.authenticated.push((i, src));
         }
@@ -492,21 +528,25 @@ impl State {
         // until then what comes from it counts for nothing but the challenge budget. Over TCP
         // the connection is the path: a pending one was vouched for by `authenticated`.
         let validated =
-            self.role == Role::Client || self.validation.is_none() || self.remotes[i] == Some(src);
+            self.role == Role::Client || peer.validation.is_none() || peer.remotes[i] == Some(src);
         if validated {
-            if self.role == Role::Server && self.remotes[i] != Some(src) {
-                info!(path = %self.names[i], remote = %src, "path remote address learned");
-                self.remotes[i] = Some(src);
+            if self.role == Role::Server && peer.remotes[i] != Some(src) {
+                info!(
+                    peer = %peer.config.name, path = %self.names[i], remote = %src,
+                    "path remote address learned"
+                );
+                peer.remotes[i] = Some(src);
             }
-            self.path_heard(now, i);
-        } else if let Some(v) = self.validation.as_mut() {
+            self.path_heard(now, p, i);
+        } else if let Some(v) = peer.validation.as_mut() {
             if let Some(token) = v.on_unvalidated(now, i, src, len) {
-                self.challenges.push((i, src, token));
+                self.challenges.push((p, i, src, token));
             }
         }
         if plain.is_empty() {
             return; // a keepalive: it proved the path, nothing more
         }
+        let peer = &mut self.peers[p];
         match frame_type(plain) {
             Ok(FrameType::Data) => {
                 let Ok((h, payload)) = DataHeader::parse(plain) else {
@@ -517,34 +557,43 @@ impl State {
                     self.counters.rejected += 1;
                     return;
                 }
+                // Cryptokey routing: a peer sends only from its own inner addresses.
+                let allowed = inner::addresses(payload).is_some_and(|(src, _)| peer.allows(src));
+                if !allowed {
+                    peer.spoofed += 1;
+                    return;
+                }
                 if let Some(pkt) = self.pool.alloc_from(payload) {
-                    let _ = self.rx.handle_data(now, &h, pkt);
+                    let _ = peer.rx.handle_data(now, &h, pkt);
                 }
             }
             Ok(FrameType::Feedback) => match Feedback::parse(plain) {
-                Ok(fb) if usize::from(fb.path_id) == i => self.tx.handle_feedback(now, &fb),
+                Ok(fb) if usize::from(fb.path_id) == i => peer.tx.handle_feedback(now, &fb),
                 _ => self.counters.rejected += 1,
             },
             Ok(FrameType::Probe) => match Probe::parse(plain) {
-                Ok(p) if p.kind == ProbeKind::Request && usize::from(p.path_id) == i => {
-                    self.probe_answers.push((i, p.response()));
+                Ok(pr) if pr.kind == ProbeKind::Request && usize::from(pr.path_id) == i => {
+                    self.probe_answers.push((p, i, pr.response()));
                 }
                 // The echo of our own request: an RTT sample of a path that carries no data, so
                 // the scheduler knows a quiet path's RTT before it uses it. An echo from the
                 // future or older than the probe horizon is not a sample.
-                Ok(p) if p.kind == ProbeKind::Response && usize::from(p.path_id) == i => {
+                Ok(pr) if pr.kind == ProbeKind::Response && usize::from(pr.path_id) == i => {
                     if !validated {
-                        let Some(v) = self.validation.as_mut() else { return };
-                        if !v.on_response(i, src, p.timestamp_ns) {
+                        let Some(v) = peer.validation.as_mut() else { return };
+                        if !v.on_response(i, src, pr.timestamp_ns) {
                             return;
                         }
-                        info!(path = %self.names[i], remote = %src, "path remote address validated");
-                        self.remotes[i] = Some(src);
-                        self.path_heard(now, i);
+                        info!(
+                            peer = %peer.config.name, path = %self.names[i], remote = %src,
+                            "path remote address validated"
+                        );
+                        peer.remotes[i] = Some(src);
+                        self.path_heard(now, p, i);
                     }
-                    let rtt = now.as_nanos().checked_sub(p.timestamp_ns).map(Duration::from_nanos);
+                    let rtt = now.as_nanos().checked_sub(pr.timestamp_ns).map(Duration::from_nanos);
                     if let Some(rtt) = rtt.filter(|r| *r <= MAX_PROBE_RTT) {
-                        self.tx.on_path_rtt_sample(i, rtt);
+                        self.peers[p].tx.on_path_rtt_sample(i, rtt);
                     }
                 }
                 Ok(_) => {}
@@ -554,64 +603,61 @@ impl State {
         }
     }
 
-    /// The peer restarted (a handshake carried a new instance of it): its senders and receivers
-    /// start from nothing, so ours must too, or the receiver would take the peer's new path
-    /// sequence numbers for duplicates of the old ones and the sender would wait for feedback
-    /// on packets nobody holds. What was queued or held for reordering is dropped (inner TCP
-    /// recovers it); liveness and the paths' remotes stay.
-    fn restart_tunnel_state(&mut self, now: Instant) {
-        warn!("the peer restarted: the tunnel's senders and receivers start afresh");
-        self.tx = self.tx.fresh(&self.core);
-        for i in 0..self.names.len() {
-            if !self.live.is_up(i) {
-                self.tx.set_path_up(now, i, false);
-            }
+    /// Peer `p` restarted (a handshake carried a new instance of it): its senders and
+    /// receivers start from nothing, so ours for it must too, or the receiver would take the
+    /// peer's new path sequence numbers for duplicates of the old ones and the sender would
+    /// wait for feedback on packets nobody holds. What was queued or held for reordering is
+    /// dropped (inner TCP recovers it); liveness and the paths' remotes stay.
+    fn restart_peer(&mut self, now: Instant, p: usize) {
+        warn!(
+            peer = %self.peers[p].config.name,
+            "the peer restarted: the tunnel's senders and receivers start afresh"
+        );
+        self.peers[p].restart(now, &self.core);
+    }
+
+    /// Something authenticated came from peer `p`'s remote on path `i`: liveness, and the path
+    /// back up.
+    fn path_heard(&mut self, now: Instant, p: usize, i: usize) {
+        let peer = &mut self.peers[p];
+        if let Some(Change::Up(_)) = peer.live.on_receive(now, i) {
+            info!(peer = %peer.config.name, path = %self.names[i], "path up");
+            peer.tx.set_path_up(now, i, true);
         }
-        self.rx = TunnelReceiver::new(&self.core);
     }
 
-    /// Something authenticated came from path `i`'s remote: liveness, and the path back up.
-    fn path_heard(&mut self, now: Instant, i: usize) {
-        if let Some(Change::Up(_)) = self.live.on_receive(now, i) {
-            info!(path = %self.names[i], "path up");
-            self.tx.set_path_up(now, i, true);
-        }
-    }
-
-    /// Sends `datagram` on every path whose remote is known (handshake initiations).
-    fn send_everywhere(&self, io: &mut Io, datagram: &[u8]) {
-        io.paths.send_everywhere(&self.remotes, datagram);
-    }
-
-    /// Seals a control frame written by `emit` and queues it on path `i`'s train.
+    /// Seals a control frame written by `emit` for peer `p` and queues it on path `i`'s train.
     fn send_control(
         &mut self,
         io: &mut Io,
         now: Instant,
+        p: usize,
         i: usize,
         emit: impl FnOnce(&mut [u8]) -> usize,
     ) {
-        let Some(dest) = self.remotes.get(i).copied().flatten() else { return };
-        self.send_control_to(io, now, i, dest, emit);
+        let Some(dest) = self.peers[p].remotes.get(i).copied().flatten() else { return };
+        self.send_control_to(io, now, p, i, dest, emit);
     }
 
-    /// Seals a control frame written by `emit` and queues it on path `i`'s train for `dest`.
+    /// Seals a control frame written by `emit` for peer `p` and queues it on path `i`'s train
+    /// for `dest`.
     fn send_control_to(
         &mut self,
         io: &mut Io,
         now: Instant,
+        p: usize,
         i: usize,
         dest: SocketAddr,
         emit: impl FnOnce(&mut [u8]) -> usize,
     ) {
-        let session = &mut self.session;
+        let session = self.sessions.get_mut(p);
         let r = io.paths.push(i, dest, crypto::OVERHEAD + CONTROL_FRAME_MAX, |buf| {
             let end = buf.len() - crypto::TAG_LEN;
             let n = emit(&mut buf[crypto::HEADER_LEN..end]);
             session.seal(now, i as u8, buf, n).unwrap_or(0)
         });
         if r.is_err() {
-            self.paths[i].socket_drops += 1;
+            self.peers[p].paths[i].socket_drops += 1;
         }
     }
 }
@@ -623,35 +669,51 @@ fn challenge_bytes(cfg: &DaemonConfig) -> u64 {
     (outer + crypto::OVERHEAD + PROBE_LEN) as u64
 }
 
-/// The session for `cfg`'s keys, with key indices seeded from the OS random source so that a
-/// restarted daemon does not reuse the last run's indices.
-fn new_session(cfg: &DaemonConfig) -> Result<Session, DaemonError> {
+/// The sessions for `cfg`'s keys: the client's one, or the server's one per peer. Key indices
+/// are seeded, and this process's instance drawn, from the OS random source, so a restarted
+/// daemon reuses neither.
+fn new_sessions(cfg: &DaemonConfig) -> Result<Sessions, DaemonError> {
     use ring::rand::SecureRandom;
     let keys = cfg.keys().map_err(|e| DaemonError::Config(e.to_string()))?;
-    let mut seed = [0u8; 8];
-    ring::rand::SystemRandom::new()
-        .fill(&mut seed)
-        .map_err(|_| DaemonError::Config("the OS random source failed".into()))?;
-    let role = match cfg.role {
-        Role::Client => crypto::Role::Initiator,
-        Role::Server => crypto::Role::Responder,
+    let random = || {
+        let mut b = [0u8; 8];
+        ring::rand::SystemRandom::new()
+            .fill(&mut b)
+            .map(|_| u64::from_le_bytes(b))
+            .map_err(|_| DaemonError::Config("the OS random source failed".into()))
     };
-    let index_seed = u64::from_le_bytes(seed);
-    let mut instance = [0u8; 8];
-    ring::rand::SystemRandom::new()
-        .fill(&mut instance)
-        .map_err(|_| DaemonError::Config("the OS random source failed".into()))?;
-    let config = SessionConfig {
-        role,
-        cipher: cfg.cipher,
-        local: keys.local,
-        peer: keys.peer,
-        psk: keys.psk,
-        index_seed,
-        instance: u64::from_le_bytes(instance),
-    };
+    let instance = random()?;
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    Ok(Session::new(config, Instant::ZERO, unix))
+    Ok(match cfg.role {
+        Role::Client => {
+            let (peer, psk) = keys.peers.into_iter().next().expect("a client has one peer");
+            let config = SessionConfig {
+                role: crypto::Role::Initiator,
+                cipher: cfg.cipher,
+                local: keys.local,
+                peer,
+                psk,
+                index_seed: random()?,
+                instance,
+            };
+            Sessions::Client(Box::new(Session::new(config, Instant::ZERO, unix)))
+        }
+        Role::Server => {
+            let peers = keys
+                .peers
+                .into_iter()
+                .map(|(public_key, psk)| Ok(PeerKeys { public_key, psk, index_seed: random()? }))
+                .collect::<Result<Vec<_>, DaemonError>>()?;
+            Sessions::Server(Box::new(Responder::new(
+                cfg.cipher,
+                keys.local,
+                peers,
+                instance,
+                Instant::ZERO,
+                unix,
+            )))
+        }
+    })
 }
 
 fn pollfd(fd: RawFd) -> libc::pollfd {

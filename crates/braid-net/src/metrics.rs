@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, LabelSetEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -25,6 +25,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PathSnapshot {
     pub name: String,
+    /// The peer whose path this is, on a server with several (`None` with one peer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<String>,
     pub up: bool,
     pub remote: Option<String>,
     pub cwnd_bytes: u64,
@@ -53,6 +56,19 @@ pub struct PathSnapshot {
     pub stream_errors: u64,
 }
 
+/// One peer's session and inner traffic.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerSnapshot {
+    pub name: String,
+    pub established: bool,
+    pub handshakes: u64,
+    /// Inner packets routed to this peer, and delivered from it.
+    pub tun_rx_pkts: u64,
+    pub tun_tx_pkts: u64,
+    /// Inner packets from this peer whose source is not one of its allowed addresses.
+    pub spoofed_pkts: u64,
+}
+
 /// The whole daemon's state and counters.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
@@ -72,6 +88,9 @@ pub struct Snapshot {
     pub handshakes_rate_limited: u64,
     /// Datagrams that failed authentication or were replays.
     pub rejected_datagrams: u64,
+    /// Inner packets for a destination no peer may use (cryptokey routing).
+    #[serde(default)]
+    pub unrouted_pkts: u64,
     pub tun_rx_pkts: u64,
     pub tun_tx_pkts: u64,
     pub sched_queue_pkts: usize,
@@ -83,7 +102,10 @@ pub struct Snapshot {
     pub reorder_duplicates: u64,
     /// Inner packets released after their gap was given up.
     pub reorder_released_on_timeout: u64,
+    /// Every peer's paths, peer by peer (one peer: just its paths).
     pub paths: Vec<PathSnapshot>,
+    #[serde(default)]
+    pub peers: Vec<PeerSnapshot>,
 }
 
 /// Where the event loop publishes and the server reads.
@@ -101,9 +123,21 @@ type RealGauge = Gauge<f64, AtomicU64>;
 pub const OPENMETRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 struct PathLabel {
+    /// The peer, on a server with several: a `peer` label then, none with one peer.
+    peer: Option<String>,
     path: String,
+}
+
+impl EncodeLabelSet for PathLabel {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), std::fmt::Error> {
+        use prometheus_client::encoding::EncodeLabel;
+        if let Some(peer) = &self.peer {
+            ("peer", peer.as_str()).encode(encoder.encode_label())?;
+        }
+        ("path", self.path.as_str()).encode(encoder.encode_label())
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -230,7 +264,8 @@ impl Snapshot {
             let fam = Family::<PathLabel, RealGauge>::default();
             for p in &self.paths {
                 if let Some(v) = get(p) {
-                    fam.get_or_create(&PathLabel { path: p.name.clone() }).set(v);
+                    fam.get_or_create(&PathLabel { peer: p.peer.clone(), path: p.name.clone() })
+                        .set(v);
                 }
             }
             reg.register(name, help, fam);
@@ -251,7 +286,8 @@ impl Snapshot {
             let fam = Family::<PathLabel, Counter>::default();
             for p in &self.paths {
                 if let Some(v) = get(p) {
-                    fam.get_or_create(&PathLabel { path: p.name.clone() }).inc_by(v);
+                    fam.get_or_create(&PathLabel { peer: p.peer.clone(), path: p.name.clone() })
+                        .inc_by(v);
                 }
             }
             reg.register(name, help, fam);

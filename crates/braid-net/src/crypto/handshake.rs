@@ -154,14 +154,16 @@ pub(crate) struct AcceptedInitiation {
 }
 
 /// Reads Noise message 1. Succeeds for any initiator that knows our public key; the caller checks
-/// [`AcceptedInitiation::peer`] and the timestamp before answering.
+/// [`AcceptedInitiation::peer`] and the timestamp before answering. Message 1 does not use the
+/// PSK (`psk2` mixes it in after message 2's tokens), so the caller, who learns here which peer
+/// is calling, gives that peer's PSK to [`AcceptedInitiation::write_response`].
 pub(crate) fn read_initiation(
     cipher: Cipher,
     local: &PrivateKey,
-    psk: &PresharedKey,
     noise: &[u8; INITIATION_NOISE_LEN],
 ) -> Result<AcceptedInitiation, snow::Error> {
-    let mut state = builder(cipher, local, psk)?.build_responder()?;
+    let unset = PresharedKey::from_bytes([0; 32]);
+    let mut state = builder(cipher, local, &unset)?.build_responder()?;
     let mut payload = [0u8; INITIATION_NOISE_LEN];
     let len = state.read_message(noise, &mut payload)?;
     // The envelope fixed the message length, so the payload is exactly a timestamp and an
@@ -181,9 +183,11 @@ impl AcceptedInitiation {
     /// transport keys.
     pub fn write_response(
         mut self,
+        psk: &PresharedKey,
         instance: u64,
         out: &mut [u8; RESPONSE_NOISE_LEN],
     ) -> Result<TransportKeys, snow::Error> {
+        self.state.set_psk(usize::from(PSK_LOCATION), psk.as_bytes())?;
         let written = self.state.write_message(&instance.to_be_bytes(), out)?;
         debug_assert_eq!(written, RESPONSE_NOISE_LEN);
         let (initiator_to_responder, responder_to_initiator) =
@@ -244,12 +248,12 @@ mod tests {
             let mut m1 = [0u8; INITIATION_NOISE_LEN];
             let mut initiator =
                 write_initiation(cipher, &i_private, &r_public, &psk, stamp, 11, &mut m1).unwrap();
-            let accepted = read_initiation(cipher, &r_private, &psk, &m1).unwrap();
+            let accepted = read_initiation(cipher, &r_private, &m1).unwrap();
             assert_eq!(accepted.peer, i_public);
             assert_eq!(accepted.timestamp, stamp);
             assert_eq!(accepted.instance, 11);
             let mut m2 = [0u8; RESPONSE_NOISE_LEN];
-            let r_keys = accepted.write_response(22, &mut m2).unwrap();
+            let r_keys = accepted.write_response(&psk, 22, &mut m2).unwrap();
             let (i_keys, r_instance) = initiator.read_response(&m2).unwrap();
             assert_eq!(r_instance, 22);
             assert_eq!(i_keys.send, r_keys.recv);
@@ -273,10 +277,10 @@ mod tests {
             let mut m1 = [0u8; INITIATION_NOISE_LEN];
             write_initiation(initiator, &i_private, &r_public, &psk, stamp, 1, &mut m1).unwrap();
             assert_eq!(
-                read_initiation(responder, &r_private, &psk, &m1).err(),
+                read_initiation(responder, &r_private, &m1).err(),
                 Some(snow::Error::Decrypt)
             );
-            assert!(read_initiation(initiator, &r_private, &psk, &m1).is_ok());
+            assert!(read_initiation(initiator, &r_private, &m1).is_ok());
         }
     }
 
@@ -292,17 +296,17 @@ mod tests {
             write_initiation(CIPHER, &i_private, &r_public, &right, stamp, 1, &mut m1).unwrap();
         // Message 1 carries no PSK: a responder with the wrong one reads it...
         let mut forged = [0u8; RESPONSE_NOISE_LEN];
-        read_initiation(CIPHER, &r_private, &wrong, &m1)
+        read_initiation(CIPHER, &r_private, &m1)
             .unwrap()
-            .write_response(2, &mut forged)
+            .write_response(&wrong, 2, &mut forged)
             .unwrap();
         // ...but its response does not authenticate.
         assert_eq!(initiator.read_response(&forged).err(), Some(snow::Error::Decrypt));
         // The failed read left the initiator's state intact for the genuine response.
         let mut genuine = [0u8; RESPONSE_NOISE_LEN];
-        read_initiation(CIPHER, &r_private, &right, &m1)
+        read_initiation(CIPHER, &r_private, &m1)
             .unwrap()
-            .write_response(2, &mut genuine)
+            .write_response(&right, 2, &mut genuine)
             .unwrap();
         assert!(initiator.read_response(&genuine).is_ok());
     }
@@ -316,6 +320,6 @@ mod tests {
         let mut m1 = [0u8; INITIATION_NOISE_LEN];
         let stamp = Tai64n::from_unix(Duration::from_secs(1));
         write_initiation(CIPHER, &i_private, &r_public, &psk, stamp, 1, &mut m1).unwrap();
-        assert!(read_initiation(CIPHER, &other_private, &psk, &m1).is_err());
+        assert!(read_initiation(CIPHER, &other_private, &m1).is_err());
     }
 }

@@ -11,6 +11,8 @@
 //!   strict parser.
 //! - [`cookie`]: WireGuard's `mac1`/`mac2` and cookie replies, checked before any DH.
 //! - [`ratelimit`]: when the responder is under load; handshakes per source and in all.
+//! - [`gate`]: the responder's checks before any DH, built from the two above.
+//! - [`responder`]: a server's sessions for several peers behind one gate.
 //! - [`handshake`]: Noise_IKpsk2_25519_{AESGCM,ChaChaPoly}_BLAKE2s through snow, TAI64N
 //!   timestamps.
 //! - [`keypair`]: one pair of transport keys: ring's AEAD with counter nonces.
@@ -22,17 +24,20 @@
 pub mod cipher;
 pub mod cookie;
 pub mod envelope;
+pub mod gate;
 pub mod handshake;
 pub mod keypair;
 pub mod keys;
 pub mod ratelimit;
 pub mod replay;
+pub mod responder;
 pub mod session;
 
 pub use cipher::{Cipher, UnknownCipher};
 pub use envelope::{EnvelopeError, MessageKind, HEADER_LEN, TAG_LEN};
 pub use keys::{generate_keypair, KeyError, PresharedKey, PrivateKey, PublicKey};
 pub use replay::ReplayError;
+pub use responder::{PeerKeys, Responder};
 pub use session::{Opened, Role, Session, SessionConfig, SessionCounters, REPLY_MAX};
 
 /// Bytes a sealed datagram adds to its plaintext: the transport header and the tag.

@@ -70,10 +70,10 @@ use super::envelope::{
     Envelope, MessageKind, COOKIE_NONCE_LEN, COOKIE_REPLY_LEN, HEADER_LEN, INITIATION_LEN,
     INITIATION_NOISE_LEN, MAC_LEN, RESPONSE_LEN, RESPONSE_NOISE_LEN, SEALED_COOKIE_LEN, TAG_LEN,
 };
+use super::gate::{Admission, Gate};
 use super::handshake::{self, InitiatorHandshake, Tai64n};
 use super::keypair::Keypair;
 use super::keys::{PresharedKey, PrivateKey, PublicKey};
-use super::ratelimit::{HandshakeLoad, SourceLimiter};
 use super::CryptoError;
 
 /// Bytes the `reply` buffer of [`Session::open`] needs: a response or a cookie reply.
@@ -229,14 +229,10 @@ pub struct Session {
     counters: SessionCounters,
     /// MACs of the handshake messages we send to the peer, and its cookie.
     jar: CookieJar,
-    /// MACs of the handshake messages sent to us, and (responder) our cookies.
+    /// MACs of the handshake messages sent to us (the initiator checks a response's `mac1`).
     checker: CookieChecker,
-    /// (Responder) whether under load, and the global handshake budget.
-    load: HandshakeLoad,
-    /// (Responder) handshakes per source address under load.
-    sources: SourceLimiter,
-    /// (Responder) cookie replies per source address.
-    cookie_sources: SourceLimiter,
+    /// (Responder) what an initiation must pass before any Diffie-Hellman.
+    gate: Gate,
     /// Our instance, sent in every handshake.
     instance: u64,
     /// The peer's instance of the keys in use, and (responder) of the keys in `next`.
@@ -252,7 +248,9 @@ impl Session {
     pub fn new(config: SessionConfig, now: Instant, unix_time: Duration) -> Self {
         let SessionConfig { role, cipher, local, peer, psk, index_seed, instance } = config;
         let jar = CookieJar::new(&peer);
-        let checker = CookieChecker::new(&local.public_key());
+        let own = local.public_key();
+        let checker = CookieChecker::new(&own);
+        let gate = Gate::new(&own, now);
         Session {
             role,
             cipher,
@@ -278,9 +276,7 @@ impl Session {
             counters: SessionCounters::default(),
             jar,
             checker,
-            load: HandshakeLoad::new(now),
-            sources: SourceLimiter::default(),
-            cookie_sources: SourceLimiter::default(),
+            gate,
             instance,
             peer_instance: None,
             next_peer_instance: None,
@@ -310,6 +306,20 @@ impl Session {
 
     pub fn cipher(&self) -> Cipher {
         self.cipher
+    }
+
+    /// The peer's static public key.
+    pub fn peer(&self) -> &PublicKey {
+        &self.peer
+    }
+
+    /// Whether `index` is one of ours for keys held now (a transport datagram naming it is for
+    /// this session).
+    pub fn holds_index(&self, index: u32) -> bool {
+        [&self.current, &self.previous, &self.next]
+            .into_iter()
+            .flatten()
+            .any(|k| k.local_index == index)
     }
 
     /// Whether there are keys to send with.
@@ -555,38 +565,17 @@ impl Session {
         if reply.len() < REPLY_MAX {
             return Err(CryptoError::BufferTooSmall { needed: REPLY_MAX, available: reply.len() });
         }
-        if !self.checker.check_mac1(initiation) {
-            self.counters.bad_mac1 += 1;
-            return Err(CryptoError::Mac1);
+        self.gate.check_mac1(initiation, &mut self.counters)?;
+        if let Some(n) = self.cached_reply(initiation, reply) {
+            return Ok(n);
         }
-        let reply = &mut reply[..RESPONSE_LEN];
-        if let Some(cached) = self.cached_response.as_ref().filter(|c| &c.initiation == initiation)
-        {
-            reply.copy_from_slice(&cached.response);
-            self.counters.duplicate_initiations += 1;
-            return Ok(RESPONSE_LEN);
+        let admission =
+            self.gate.admit(now, src, initiation, sender_index, reply, &mut self.counters)?;
+        if let Admission::CookieReply(n) = admission {
+            return Ok(n);
         }
-        if self.load.on_initiation(now) {
-            if !self.checker.check_mac2(now, initiation, &src) {
-                // A reply costs a send: limited per source, and in all (ratelimit.rs).
-                if !self.cookie_sources.allow(now, src.ip()) || !self.load.take_cookie_reply(now) {
-                    self.counters.rate_limited += 1;
-                    return Err(CryptoError::RateLimited);
-                }
-                self.counters.cookie_replies += 1;
-                return self.checker.cookie_reply(now, initiation, sender_index, &src, reply);
-            }
-            if !self.sources.allow(now, src.ip()) {
-                self.counters.rate_limited += 1;
-                return Err(CryptoError::RateLimited);
-            }
-        }
-        if !self.load.take_handshake(now) {
-            self.counters.rate_limited += 1;
-            return Err(CryptoError::RateLimited);
-        }
-        let accepted = handshake::read_initiation(self.cipher, &self.local, &self.psk, noise)
-            .map_err(|e| {
+        let accepted =
+            handshake::read_initiation(self.cipher, &self.local, noise).map_err(|e| {
                 self.counters.handshake_failures += 1;
                 CryptoError::Handshake(e)
             })?;
@@ -594,6 +583,37 @@ impl Session {
             self.counters.handshake_failures += 1;
             return Err(CryptoError::UnknownPeer(accepted.peer));
         }
+        self.accept(now, initiation, sender_index, accepted, reply)
+    }
+
+    /// (Responder) the response already sent to an exact copy of `initiation` (the same
+    /// initiation arrives once per path), written into `reply` again without new keys.
+    pub(crate) fn cached_reply(
+        &mut self,
+        initiation: &[u8; INITIATION_LEN],
+        reply: &mut [u8],
+    ) -> Option<usize> {
+        let cached = self.cached_response.as_ref().filter(|c| &c.initiation == initiation)?;
+        reply.get_mut(..RESPONSE_LEN)?.copy_from_slice(&cached.response);
+        self.counters.duplicate_initiations += 1;
+        Some(RESPONSE_LEN)
+    }
+
+    /// (Responder) answers an initiation from this session's peer that authenticated: refuses
+    /// a timestamp not newer than the last accepted, else writes the response into `reply`
+    /// and keeps the new keys as `next` until the initiator uses them.
+    pub(crate) fn accept(
+        &mut self,
+        now: Instant,
+        initiation: &[u8; INITIATION_LEN],
+        sender_index: u32,
+        accepted: handshake::AcceptedInitiation,
+        reply: &mut [u8],
+    ) -> Result<usize, CryptoError> {
+        let available = reply.len();
+        let reply = reply
+            .get_mut(..RESPONSE_LEN)
+            .ok_or(CryptoError::BufferTooSmall { needed: RESPONSE_LEN, available })?;
         if self.greatest_timestamp_accepted.is_some_and(|g| accepted.timestamp <= g) {
             self.counters.replayed_initiations += 1;
             return Err(CryptoError::ReplayedInitiation);
@@ -603,7 +623,7 @@ impl Session {
         let mut noise_out = [0u8; RESPONSE_NOISE_LEN];
         let peer_instance = accepted.instance;
         let keys = accepted
-            .write_response(self.instance, &mut noise_out)
+            .write_response(&self.psk, self.instance, &mut noise_out)
             .map_err(CryptoError::Handshake)?;
         let zero = [0u8; MAC_LEN];
         let n = Envelope::Response {
