@@ -7,6 +7,7 @@ pub mod flood;
 pub mod host;
 pub mod lab;
 pub mod linkem;
+pub mod multi_client;
 pub mod netns;
 pub mod offload;
 pub mod topology;

@@ -309,7 +309,8 @@ impl TunnelPair {
     }
 }
 
-fn status(ns: &str) -> Result<Snapshot, NetError> {
+/// The status document of the tunnel daemon in namespace `ns` (its metrics endpoint).
+pub fn status(ns: &str) -> Result<Snapshot, NetError> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, METRICS_PORT));
     run_in(ns, move || fetch_status(addr))?.map_err(|e| NetError::Sys {
         netns: ns.to_string(),
@@ -319,7 +320,7 @@ fn status(ns: &str) -> Result<Snapshot, NetError> {
 }
 
 /// Writes a file readable by its owner only: it holds a private key.
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f =

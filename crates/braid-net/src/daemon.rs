@@ -378,6 +378,15 @@ impl Daemon {
         }
         let peer = &mut st.peers[p];
         while let Some(r) = peer.rx.poll_deliver(now) {
+            // Cryptokey routing: a peer sends only from its own inner addresses. Checked here,
+            // not on arrival, so that a refused packet still fills its place in the tunnel's
+            // sequence (a reliable receiver would otherwise wait for it forever).
+            let allowed =
+                r.payload.with(|b| inner::addresses(b).is_some_and(|(src, _)| peer.allows(src)));
+            if !allowed {
+                peer.spoofed += 1;
+                continue;
+            }
             st.counters.tun_tx += 1;
             peer.tun_tx += 1;
             let _ = r.payload.with(|b| io.tun.queue_write(b));
@@ -555,12 +564,6 @@ impl State {
                 };
                 if usize::from(h.path_id) != i {
                     self.counters.rejected += 1;
-                    return;
-                }
-                // Cryptokey routing: a peer sends only from its own inner addresses.
-                let allowed = inner::addresses(payload).is_some_and(|(src, _)| peer.allows(src));
-                if !allowed {
-                    peer.spoofed += 1;
                     return;
                 }
                 if let Some(pkt) = self.pool.alloc_from(payload) {

@@ -123,6 +123,14 @@ type RealGauge = Gauge<f64, AtomicU64>;
 pub const OPENMETRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PeerLabel {
+    peer: String,
+}
+
+/// A per-peer series: its name, help and value.
+type PeerMetric = fn(&PeerSnapshot) -> u64;
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 struct PathLabel {
     /// The peer, on a server with several: a `peer` label then, none with one peer.
@@ -292,6 +300,40 @@ impl Snapshot {
             }
             reg.register(name, help, fam);
         }
+        counter(
+            &mut reg,
+            "unrouted_packets",
+            "Inner packets for a destination no peer may use",
+            self.unrouted_pkts,
+        );
+        let peer_gauges: [(&str, &str, PeerMetric); 1] =
+            [("peer_established", "1 once the peer's handshake completed", |p| {
+                p.established.into()
+            })];
+        for (name, help, get) in peer_gauges {
+            let fam = Family::<PeerLabel, RealGauge>::default();
+            for p in &self.peers {
+                fam.get_or_create(&PeerLabel { peer: p.name.clone() }).set(get(p) as f64);
+            }
+            reg.register(name, help, fam);
+        }
+        let peer_counters: [(&str, &str, PeerMetric); 4] = [
+            ("peer_handshakes", "Completed handshakes with the peer", |p| p.handshakes),
+            ("peer_tun_rx_packets", "Inner packets routed to the peer", |p| p.tun_rx_pkts),
+            ("peer_tun_tx_packets", "Inner packets delivered from the peer", |p| p.tun_tx_pkts),
+            (
+                "peer_spoofed_packets",
+                "Inner packets from the peer with a source outside its allowed_ips, dropped",
+                |p| p.spoofed_pkts,
+            ),
+        ];
+        for (name, help, get) in peer_counters {
+            let fam = Family::<PeerLabel, Counter>::default();
+            for p in &self.peers {
+                fam.get_or_create(&PeerLabel { peer: p.name.clone() }).inc_by(get(p));
+            }
+            reg.register(name, help, fam);
+        }
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &reg)
             .expect("writing to a String cannot fail");
@@ -332,10 +374,12 @@ impl Snapshot {
         );
         let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
         for p in &self.paths {
+            // On a server with several peers each row is one peer's path: PEER/PATH.
+            let name = p.peer.as_ref().map_or(p.name.clone(), |peer| format!("{peer}/{}", p.name));
             let _ = writeln!(
                 s,
                 "{:<10} {:<5} {:>11} {:>11} {:>8} {:>8} {:>10} {:>10} {:>8} {:>6}  {}",
-                p.name,
+                name,
                 if p.up { "yes" } else { "no" },
                 p.cwnd_bytes,
                 p.in_flight_bytes,

@@ -85,14 +85,17 @@ fn check(path: &std::path::Path) -> Result<()> {
             format!("{} (bind {}{device}{remote}, cost {})", p.name, p.bind, p.cost)
         })
         .collect();
+    let peers: Vec<&str> = cfg.peers.iter().map(|p| p.name.as_str()).collect();
     outln!(
-        "{shown}: ok: {} {:?}, {} over {}, {} path(s): {}",
+        "{shown}: ok: {} {:?}, {} over {}, {} path(s): {}; {} peer(s): {}",
         cfg.role,
         cfg.name,
         cfg.cipher,
         cfg.transport,
         cfg.paths.len(),
-        paths.join(", ")
+        paths.join(", "),
+        peers.len(),
+        peers.join(", ")
     )?;
     Ok(())
 }

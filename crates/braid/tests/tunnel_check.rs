@@ -87,6 +87,19 @@ fn the_examples_pass_once_their_keys_are_filled_in() {
     let out = check(&filled(&dir, "server.toml", &client, &server, |s| s));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("ok: server \"braid0\""), "{}", text(&out.stdout));
+    // The several-clients example, with a second client key.
+    let second = text(&braid(&["pubkey"], Some(&text(&braid(&["genkey"], None).stdout))).stdout);
+    let multi = |s: String| s.replace("LAPTOP_PUBLIC_KEY", second.trim());
+    let out = check(&filled(&dir, "server-multi.toml", &client, &server, multi));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("2 peer(s): phone, laptop"), "{}", text(&out.stdout));
+    // The same key twice, or overlapping addresses, are refused naming the field.
+    let twice = |s: String| s.replace("LAPTOP_PUBLIC_KEY", &client);
+    let out = check(&filled(&dir, "server-multi.toml", &client, &server, twice));
+    assert!(text(&out.stderr).contains("peer.1.public_key"), "{}", text(&out.stderr));
+    let overlap = move |s: String| multi(s).replace("10.200.0.3/32", "10.200.0.0/24");
+    let out = check(&filled(&dir, "server-multi.toml", &client, &server, overlap));
+    assert!(text(&out.stderr).contains("peer.1.allowed_ips.0"), "{}", text(&out.stderr));
     let _ = fs::remove_dir_all(&dir);
 }
 
