@@ -210,6 +210,13 @@ impl Daemon {
             // A train may carry several peers' datagrams: its drops count on the first peer.
             self.io.paths.flush(|i| st.peers[0].paths[i].socket_drops += 1);
             if now >= self.next_publish {
+                // Liveness follows each path's RTT (liveness.rs), refreshed at this cadence.
+                for peer in &mut self.st.peers {
+                    for i in 0..self.cfg.paths.len() {
+                        let srtt = peer.tx.path_metrics(i).srtt;
+                        peer.live.set_srtt(i, srtt);
+                    }
+                }
                 self.publish(now);
                 self.next_publish = now + PUBLISH_EVERY;
             }

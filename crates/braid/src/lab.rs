@@ -45,6 +45,14 @@ pub struct LabArgs {
     /// mode, tunnel_trace.csv (the proxy's paths every 100 ms) here.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// In tunnel mode, cut a path in both directions from FROM to TO seconds after the transfer
+    /// started (e.g. wifi:3-6); the report's `cut` gives the failover gap and the rejoin time.
+    #[arg(long, value_name = "PATH:FROM-TO")]
+    cut: Option<String>,
+    /// Run the tunnel daemons (and linkem) from this braid executable instead of this one, to
+    /// measure another build side by side.
+    #[arg(long, value_name = "PATH")]
+    daemon: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -140,7 +148,16 @@ pub fn run(args: LabArgs) -> Result<()> {
         },
         emulator,
         with_baseline: args.baseline,
-        braid_exe: std::env::current_exe().context("locating the braid executable")?,
+        braid_exe: match &args.daemon {
+            Some(p) => p.clone(),
+            None => std::env::current_exe().context("locating the braid executable")?,
+        },
+        cut: args
+            .cut
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e: String| anyhow::anyhow!("--cut: {e}"))?,
         ..LabOptions::default()
     };
     let out = lab::run(&s, &opts, cancel)?;

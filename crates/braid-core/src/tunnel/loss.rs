@@ -209,6 +209,36 @@ impl<P> SentTracker<P> {
         self.pop_settled();
     }
 
+    /// The path failed: every packet still on it (outstanding, or already waiting to be sent
+    /// again) is declared lost and queued to be sent again *on this path* once it returns, as
+    /// at an RTO: a reliable path's receiver hands its packets on strictly in path order
+    /// (reassembly.rs), so the path's own stream must be made whole whatever else carries the
+    /// data. A copy of each is returned, oldest first, for the other paths to carry now; the
+    /// receiver drops whichever copy arrives second. An unreliable path keeps no copies:
+    /// nothing comes back and its packets are lost with it. Timers stop until the path sends
+    /// again.
+    pub(crate) fn failover(&mut self) -> Vec<Retained<P>>
+    where
+        P: Clone,
+    {
+        self.rate.on_lost(self.outstanding_bytes);
+        for idx in 0..self.sent.len() {
+            if self.sent[idx].state == State::Outstanding {
+                self.mark_lost(idx);
+            }
+        }
+        self.loss_time = None;
+        let out = self
+            .sent
+            .iter()
+            .zip(&self.copies)
+            .filter(|(p, _)| p.state == State::AwaitingRetransmission)
+            .filter_map(|(_, c)| c.clone())
+            .collect();
+        self.pop_settled();
+        out
+    }
+
     /// Declares an outstanding packet lost: queued to be sent again if a copy was kept.
     fn mark_lost(&mut self, idx: usize) {
         let seq = self.front_seq + idx as u64;

@@ -78,6 +78,9 @@ pub struct SenderStats {
     pub retransmissions: u64,
     /// Lost packets a partial path gave up because a copy would arrive too late.
     pub expired: u64,
+    /// Packets in flight on a path when it went down, handed to the other paths (reliable and
+    /// partial paths keep copies; an unreliable path's are lost with it).
+    pub failover_moved: u64,
 }
 
 impl SenderStats {
@@ -224,7 +227,9 @@ impl<P: Clone> TunnelSender<P> {
     /// front of the scheduler queue, in order and with their global sequence numbers, so they
     /// leave on the paths that remain instead of waiting for one that may not return (redundant
     /// copies are simply dropped: another path carries the packet). What is already on the
-    /// network is left to loss detection. A path coming back starts again from the loss window,
+    /// network and kept for retransmission (reliable and partial paths) follows, ahead of them,
+    /// and stays queued for retransmission on this path too; an unreliable path keeps no
+    /// copies, so its packets in flight are lost with it. A path coming back starts again from the loss window,
     /// as a TCP connection does after an RTO (RFC 5681 section 3.1): its old window says nothing
     /// about the network it returns to. A path that has never sent anything (a server's path
     /// before the client has spoken on it) keeps its initial window. Indices out of range are
@@ -246,6 +251,16 @@ impl<P: Clone> TunnelSender<P> {
             if !a.copy {
                 self.queue.give_back(a.payload, a.len, a.global_seq);
             }
+        }
+        // What was on the dead path goes out on the others at once, ahead of its unsent
+        // packets (lower global sequence numbers first), rather than waiting for end-to-end
+        // TCP to notice the loss: MPTCP's reinjection of a failed subflow's data
+        // (RFC 8684 section 3.3.6; Linux `__mptcp_retrans`, net/mptcp/protocol.c). As there,
+        // the path itself still sends its copies again when it returns (loss.rs `failover`).
+        let moved = path.tracker.failover();
+        self.stats.failover_moved += moved.len() as u64;
+        for r in moved.into_iter().rev() {
+            self.queue.give_back(r.payload, r.len, r.global_seq);
         }
     }
 

@@ -338,6 +338,47 @@ fn a_failed_path_hands_its_paced_packets_to_the_other_path_keeping_their_sequenc
 }
 
 #[test]
+fn a_failed_reliable_path_hands_its_packets_in_flight_to_the_other_path_first() {
+    // A reliable path keeps a copy of what it sent; when it goes down, those copies leave on
+    // the other path at once, ahead of the packets that were still waiting for its pacing
+    // slots, all with their global sequence numbers (MPTCP's reinjection, RFC 8684 3.3.6).
+    let cfg =
+        TunnelConfig { cc: TunnelCc::Bbr, ..config(Reliability::Reliable, SchedulerKind::Cpf) };
+    let mut tx = TunnelSender::new(&cfg);
+    let t0 = at_ms(1);
+    for p in 0..8 {
+        tx.handle_packet(t0, p, 1000).unwrap();
+    }
+    // Three leave on path 0 over its first pacing slots; the rest wait in its pacing queue.
+    let sent: Vec<_> =
+        (0..3).flat_map(|ms| drain(&mut tx, t0 + Duration::from_micros(ms * 200))).collect();
+    assert!(sent.len() >= 2 && sent.iter().all(|&(path, _, _)| path == 0), "{sent:?}");
+    let n_sent = sent.len() as u64;
+    tx.set_path_up(t0, 0, false);
+    assert_eq!(tx.stats().failover_moved, n_sent);
+    let mut rest = Vec::new();
+    for step in 0..200 {
+        rest.extend(drain(&mut tx, t0 + Duration::from_millis(step)));
+    }
+    let expected: Vec<_> = (0..8).map(|p| (1, p, p)).collect();
+    assert_eq!(rest, expected, "every packet again on path 1, in order, the ones in flight first");
+    // Path 0 returns: it sends what it had in flight again, under the same path sequence
+    // numbers, so its receiver's in-order stream is whole (the copies are duplicates there).
+    tx.set_path_up(at_ms(300), 0, true);
+    let again: Vec<_> = (300..3000).flat_map(|ms| drain(&mut tx, at_ms(ms))).collect();
+    // It restarts from the loss window (one packet, no feedback in this test): the oldest.
+    let resent: Vec<_> = sent.iter().map(|&(_, g, p)| (0, g, p)).collect();
+    assert_eq!(again, resent[..1], "path 0 repairs its own stream, oldest first");
+    // An unreliable path keeps no copies: its packets in flight are lost with it.
+    let mut tx = TunnelSender::new(&bbr_cpf());
+    tx.handle_packet(t0, 0, 1000).unwrap();
+    assert_eq!(drain(&mut tx, t0), vec![(0, 0, 0)]);
+    tx.set_path_up(t0, 0, false);
+    assert_eq!(tx.stats().failover_moved, 0);
+    assert!((0..100).flat_map(|ms| drain(&mut tx, at_ms(ms))).next().is_none());
+}
+
+#[test]
 fn a_returning_path_is_preferred_again_and_restarts_from_the_loss_window() {
     let mut tx = TunnelSender::new(&bbr_cpf());
     let t0 = at_ms(1);

@@ -17,6 +17,7 @@
 //! them: every blocking wait of the test bed has a time limit of at most
 //! [`crate::transfer::POLL_INTERVAL`], after which it looks at the flag.
 
+pub mod cut;
 pub mod report;
 pub mod tunnel_side;
 
@@ -56,6 +57,9 @@ const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(1);
 pub enum LabError {
     #[error(transparent)]
     Net(#[from] NetError),
+
+    #[error("--cut: {0}")]
+    Cut(String),
 
     #[error(transparent)]
     Transfer(TransferError),
@@ -107,6 +111,8 @@ pub struct LabOptions {
     pub tag: String,
     /// The `braid` executable that runs `braid tunnel` (normally `std::env::current_exe()`).
     pub braid_exe: std::path::PathBuf,
+    /// In tunnel mode: cut one path for a while during the transfer ([`cut`]).
+    pub cut: Option<cut::CutSpec>,
 }
 
 impl Default for LabOptions {
@@ -117,6 +123,7 @@ impl Default for LabOptions {
             with_baseline: false,
             tag: crate::topology::TAG.to_string(),
             braid_exe: "braid".into(),
+            cut: None,
         }
     }
 }
@@ -271,19 +278,56 @@ fn run_once(
         }
     };
     check_cancel(cancel)?;
-    let (send_cfg, recv_cfg) = transfer_configs(s, cc, (ue_addr, TRANSFER_PORT).into());
+    let (send_cfg, mut recv_cfg) = transfer_configs(s, cc, (ue_addr, TRANSFER_PORT).into());
+    let cut_path = match (&opts.cut, &tunnel) {
+        (None, _) => None,
+        (Some(c), Some(_)) => {
+            let k = s.paths.iter().position(|p| p.name == c.path).ok_or_else(|| {
+                let names: Vec<&str> = s.paths.iter().map(|p| p.name.as_str()).collect();
+                LabError::Cut(format!("no path {:?} (paths: {})", c.path, names.join(", ")))
+            })?;
+            recv_cfg.bin = cut::CUT_BIN;
+            Some((k, c))
+        }
+        (Some(_), None) => {
+            return Err(LabError::Cut("a cut needs --mode tunnel (a baseline has one path)".into()))
+        }
+    };
     let (server_ns, ue_ns) = (topo.server().name(), topo.ue().name());
     let transfer = || run_pair(server_ns, ue_ns, &send_cfg, &recv_cfg, cancel);
+    let mut cut_outcome = None;
     let (transfer, observation) = match &tunnel {
         None => (transfer()?, None),
         Some(pair) => {
-            let (t, observation) = tunnel_side::observe(pair, transfer);
+            let finished = AtomicBool::new(false);
+            let started = Instant::now();
+            let (t, observation) = std::thread::scope(|sc| {
+                let cutter = cut_path.map(|(k, c)| {
+                    let (target, finished) = (cut::CutTarget::new(&topo, k), &finished);
+                    sc.spawn(move || cut::run_cut(&target, c, started, finished))
+                });
+                let out = tunnel_side::observe(pair, transfer);
+                finished.store(true, Ordering::Relaxed);
+                cut_outcome = cutter.map(|h| h.join().expect("the cut thread does not panic"));
+                out
+            });
             (t?, Some(observation?))
         }
     };
     let mut report = summarise(s, mode, &topo, &transfer)?;
     if let Some(observation) = &observation {
         observation.fill(&mut report);
+    }
+    if let (Some((_, c)), Some(outcome)) = (cut_path, cut_outcome) {
+        let (declared_down, rejoin_ms) = outcome?;
+        report.cut = Some(cut::CutReport {
+            path: c.path.clone(),
+            from_s: c.from_s,
+            to_s: c.to_s,
+            failover_gap_ms: cut::failover_gap_ms(&transfer.receiver, c.from_s),
+            rejoin_ms,
+            declared_down,
+        });
     }
     Ok((transfer, report, observation.map(|o| o.trace).unwrap_or_default()))
 }

@@ -127,6 +127,9 @@ pub struct LabReport {
     pub baseline_dlct_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relative_dlct: Option<f64>,
+    /// The path cut asked for with `--cut`, and what it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut: Option<super::cut::CutReport>,
     pub lab: LabInfo,
 }
 
