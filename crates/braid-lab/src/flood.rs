@@ -31,9 +31,9 @@ use serde::Serialize;
 use crate::bench::{download_configs, BenchError};
 use crate::host::process_cpu_seconds;
 use crate::netns::{run_in, unique_prefix, veth_pair, NetError, Netns};
-use crate::topology::Endpoint;
+use crate::topology::{shape_htb, Endpoint};
 use crate::transfer::{run_pair, KernelCc, TransferReport};
-use crate::tunnel::{TunnelPair, TunnelSpec, BASE_PORT};
+use crate::tunnel::{io_err, TunnelPair, TunnelSpec, BASE_PORT};
 
 const PORT: u16 = 5202;
 /// Distinct datagrams the flooder cycles through.
@@ -159,14 +159,7 @@ fn build_bed(path_rate_mbit: u32) -> Result<Bed, NetError> {
     let ue = Netns::create(&format!("{prefix}-ue"))?;
     let proxy = Netns::create(&format!("{prefix}-prx"))?;
     let attacker = Netns::create(&format!("{prefix}-att"))?;
-    let rate = format!("{path_rate_mbit}mbit");
-    let shape = |ns: &Netns, dev: &str| -> Result<(), NetError> {
-        ns.tc(&["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"])?;
-        ns.tc(&[
-            "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", &rate,
-        ])?;
-        ns.tc(&["qdisc", "add", "dev", dev, "parent", "1:1", "pfifo", "limit", "500"]).map(drop)
-    };
+    let shape = |ns: &Netns, dev: &str| shape_htb(ns, dev, f64::from(path_rate_mbit), 500);
     let mut paths = Vec::new();
     for k in 1..=2u8 {
         let (u, p, b) = (format!("u{k}"), format!("p{k}"), format!("b{k}"));
@@ -330,11 +323,7 @@ pub fn flood_bench(
             (flooded, cpu, handshake, flooder.join().expect("the flooder does not panic"))
         });
         let handshake = handshake.transpose()?.flatten();
-        let (sent, secs) = sent?.map_err(|e| NetError::Sys {
-            netns: bed.attacker.name().into(),
-            what: "flooding".into(),
-            message: e.to_string(),
-        })?;
+        let (sent, secs) = sent?.map_err(|e| io_err(bed.attacker.name(), "flooding", e))?;
         // What the server still had queued when the flood stopped belongs to this line.
         thread::sleep(Duration::from_millis(1500));
         let after = server_counters(&pair);

@@ -22,7 +22,8 @@ use braid_net::crypto::generate_keypair;
 use braid_net::metrics::Snapshot;
 
 use crate::netns::{unique_prefix, veth_pair, Child, NetError, Netns};
-use crate::tunnel::{status, write_private, BASE_PORT, CLIENT_IF, METRICS_PORT, SERVER_IF};
+use crate::topology::shape_htb;
+use crate::tunnel::{io_err, status, write_private, BASE_PORT, CLIENT_IF, METRICS_PORT, SERVER_IF};
 
 /// Paths per client.
 const PATHS: u8 = 2;
@@ -48,10 +49,6 @@ impl Drop for MultiClientBed {
     }
 }
 
-fn io_err(ns: &str, what: &str, e: std::io::Error) -> NetError {
-    NetError::Sys { netns: ns.to_string(), what: what.into(), message: e.to_string() }
-}
-
 fn key_err(e: impl std::fmt::Display) -> NetError {
     NetError::Sys { netns: String::new(), what: "generating keys".into(), message: e.to_string() }
 }
@@ -72,16 +69,7 @@ impl MultiClientBed {
         let ues = (1..=clients)
             .map(|j| Netns::create(&format!("{prefix}-ue{j}")))
             .collect::<Result<Vec<_>, _>>()?;
-        let rate = format!("{rate_mbit}mbit");
-        let shape = |ns: &Netns, dev: &str| -> Result<(), NetError> {
-            ns.tc(&[
-                "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
-            ])?;
-            ns.tc(&[
-                "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", &rate,
-            ])?;
-            ns.tc(&["qdisc", "add", "dev", dev, "parent", "1:1", "pfifo", "limit", "500"]).map(drop)
-        };
+        let shape = |ns: &Netns, dev: &str| shape_htb(ns, dev, f64::from(rate_mbit), 500);
         for k in 1..=PATHS {
             let b = format!("b{k}");
             proxy.ip(&["link", "add", "name", &b, "type", "bridge", "forward_delay", "0"])?;

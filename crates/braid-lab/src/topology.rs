@@ -35,7 +35,8 @@ use std::net::Ipv4Addr;
 use braid_sim::Scenario;
 
 pub use emulate::{
-    DirectionShape, Emulator, LinkCounters, LinkShape, QueueCounters, EM_IF_DOWN, EM_IF_UP,
+    shape_htb, DirectionShape, Emulator, LinkCounters, LinkShape, QueueCounters, EM_IF_DOWN,
+    EM_IF_UP,
 };
 
 use crate::netns::{unique_prefix, veth_pair, Child, NetError, Netns};

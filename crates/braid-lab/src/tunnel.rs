@@ -328,7 +328,7 @@ pub(crate) fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     f.write_all(text.as_bytes())
 }
 
-fn io_err(ns: &str, what: &str, e: std::io::Error) -> NetError {
+pub(crate) fn io_err(ns: &str, what: &str, e: std::io::Error) -> NetError {
     NetError::Sys { netns: ns.to_string(), what: what.into(), message: e.to_string() }
 }
 

@@ -468,7 +468,6 @@ impl Daemon {
         }
         let sum = |f: &dyn Fn(&Peer) -> u64| st.peers.iter().map(f).sum::<u64>();
         let first = &st.peers[0];
-        let rs = first.rx.stats();
         let totals = st.sessions.totals();
         let snap = Snapshot {
             interface: self.cfg.name.clone(),
@@ -492,7 +491,6 @@ impl Daemon {
             paths,
             peers,
         };
-        let _ = rs;
         if let Ok(mut s) = self.shared.lock() {
             *s = snap;
         }

@@ -17,13 +17,19 @@ pub enum Sender {
 }
 
 impl Sender {
+    /// A new sender for kernel TCP paths (`stream`) or datagram paths.
+    pub fn new(stream: bool, core: &TunnelConfig) -> Sender {
+        if stream {
+            Sender::Stream(StreamSender::new(core))
+        } else {
+            Sender::Datagram(TunnelSender::new(core))
+        }
+    }
+
     /// A new sender of the same kind, with nothing sent, queued or measured: for when the peer
     /// restarted and its receiver starts from nothing.
     pub fn fresh(&self, core: &TunnelConfig) -> Sender {
-        match self {
-            Sender::Datagram(_) => Sender::Datagram(TunnelSender::new(core)),
-            Sender::Stream(_) => Sender::Stream(StreamSender::new(core)),
-        }
+        Sender::new(matches!(self, Sender::Stream(_)), core)
     }
 
     pub fn handle_packet(&mut self, now: Instant, pkt: Pkt, len: u32) -> Result<(), Pkt> {

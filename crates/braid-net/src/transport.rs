@@ -10,7 +10,7 @@
 use std::io;
 use std::net::SocketAddr;
 
-use braid_core::tunnel::{StreamSender, TunnelConfig, TunnelSender};
+use braid_core::tunnel::TunnelConfig;
 use braid_core::wire::DATA_HEADER_LEN;
 use braid_core::Instant;
 
@@ -55,10 +55,7 @@ impl Transport {
 
     /// The sender for this transport.
     pub fn sender(&self, core: &TunnelConfig) -> Sender {
-        match self {
-            Transport::Udp(_) => Sender::Datagram(TunnelSender::new(core)),
-            Transport::Tcp(_) => Sender::Stream(StreamSender::new(core)),
-        }
+        Sender::new(matches!(self, Transport::Tcp(_)), core)
     }
 
     /// Whether the receiver's per-path feedback is sent: the UDP sender's loss detection reads

@@ -204,10 +204,17 @@ fn tc_rate(rate_mbps: f64) -> String {
 }
 
 fn htb(em: &Netns, dev: &str, d: &DirectionShape) -> Result<(), NetError> {
-    let rate = tc_rate(d.rate_mbps);
-    let limit = d.buffer_pkts.to_string();
-    em.tc(&["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"])?;
-    em.tc(&[
+    shape_htb(em, dev, d.rate_mbps, d.buffer_pkts)
+}
+
+/// Shapes what leaves `dev` in `ns` to `rate_mbps` with a `buffer_pkts` drop-tail FIFO: one htb
+/// class of one frame's quantum and a `pfifo` leaf (the htb fallback emulator's queue, also the
+/// shaped paths of `braid bench flood` and the several-clients bed).
+pub fn shape_htb(ns: &Netns, dev: &str, rate_mbps: f64, buffer_pkts: u32) -> Result<(), NetError> {
+    let rate = tc_rate(rate_mbps);
+    let limit = buffer_pkts.to_string();
+    ns.tc(&["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"])?;
+    ns.tc(&[
         "class",
         "add",
         "dev",
@@ -224,7 +231,7 @@ fn htb(em: &Netns, dev: &str, d: &DirectionShape) -> Result<(), NetError> {
         "quantum",
         HTB_QUANTUM_BYTES,
     ])?;
-    em.tc(&["qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo", "limit", &limit])
+    ns.tc(&["qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo", "limit", &limit])
         .map(drop)
 }
 
