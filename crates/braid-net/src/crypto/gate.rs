@@ -1,17 +1,21 @@
 //! What a responder checks of an initiation before any Diffie-Hellman, shared by a one-peer
 //! [`Session`](super::Session) and the many-peer [`Responder`](super::Responder): `mac1`
 //! ([`super::cookie`]), then under load a cookie for the source address and the per-source
-//! limits, then the global handshake budget ([`super::ratelimit`]).
+//! limits, then the global handshake budget ([`super::ratelimit`]); and the Diffie-Hellman
+//! that follows. Between `mac1` and the rest the caller answers exact copies of an initiation
+//! it accepted (its cached response); after the DH it matches the sender to its peer.
 
 use std::net::SocketAddr;
 
 use braid_core::Instant;
 
 use super::cookie::CookieChecker;
-use super::envelope::INITIATION_LEN;
-use super::keys::PublicKey;
+use super::envelope::{INITIATION_LEN, INITIATION_NOISE_LEN};
+use super::handshake::{self, AcceptedInitiation};
+use super::keys::{PrivateKey, PublicKey};
 use super::ratelimit::{HandshakeLoad, SourceLimiter};
-use super::{CryptoError, SessionCounters};
+use super::session::REPLY_MAX;
+use super::{Cipher, CryptoError, SessionCounters};
 
 /// A responder's admission state: its cookie secret, its load and its limits.
 pub struct Gate {
@@ -32,6 +36,14 @@ pub enum Admission {
     CookieReply(usize),
 }
 
+/// What [`Gate::admit_and_read`] made of an initiation.
+pub(crate) enum Admitted {
+    /// Under load without a valid cookie: a cookie reply of this many bytes is in `reply`.
+    CookieReply(usize),
+    /// Read by the Diffie-Hellman: for the caller to match its peer and answer.
+    Read(Box<AcceptedInitiation>),
+}
+
 impl Gate {
     /// For initiations to the owner of `local` (our public key).
     pub fn new(local: &PublicKey, now: Instant) -> Self {
@@ -43,13 +55,18 @@ impl Gate {
         }
     }
 
-    /// The first check, one BLAKE2s: refuses a handshake message not made for our key.
-    pub fn check_mac1(
+    /// The first checks of an initiation, before anything else: room in `reply` for any answer,
+    /// then `mac1` (one BLAKE2s), which refuses a message not made for our key.
+    pub fn check_first(
         &self,
-        msg: &[u8],
+        initiation: &[u8; INITIATION_LEN],
+        reply: &[u8],
         counters: &mut SessionCounters,
     ) -> Result<(), CryptoError> {
-        if self.checker.check_mac1(msg) {
+        if reply.len() < REPLY_MAX {
+            return Err(CryptoError::BufferTooSmall { needed: REPLY_MAX, available: reply.len() });
+        }
+        if self.checker.check_mac1(initiation) {
             Ok(())
         } else {
             counters.bad_mac1 += 1;
@@ -91,5 +108,34 @@ impl Gate {
             return Err(CryptoError::RateLimited);
         }
         Ok(Admission::Proceed)
+    }
+
+    /// [`admit`](Self::admit), then, if admitted, the Diffie-Hellman that reads the initiation
+    /// for our key `local` (a failure counted in `counters.handshake_failures`). Which peer sent
+    /// it is the caller's to check.
+    #[allow(clippy::too_many_arguments, reason = "the one- and many-peer responders' common step")]
+    pub(crate) fn admit_and_read(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        cipher: Cipher,
+        local: &PrivateKey,
+        initiation: &[u8; INITIATION_LEN],
+        sender_index: u32,
+        noise: &[u8; INITIATION_NOISE_LEN],
+        reply: &mut [u8],
+        counters: &mut SessionCounters,
+    ) -> Result<Admitted, CryptoError> {
+        if let Admission::CookieReply(n) =
+            self.admit(now, src, initiation, sender_index, reply, counters)?
+        {
+            return Ok(Admitted::CookieReply(n));
+        }
+        handshake::read_initiation(cipher, local, noise)
+            .map(|a| Admitted::Read(Box::new(a)))
+            .map_err(|e| {
+                counters.handshake_failures += 1;
+                CryptoError::Handshake(e)
+            })
     }
 }

@@ -17,10 +17,8 @@ use std::time::Duration;
 use braid_core::Instant;
 
 use super::envelope::{Envelope, MessageKind, INITIATION_LEN, INITIATION_NOISE_LEN};
-use super::gate::{Admission, Gate};
-use super::handshake;
+use super::gate::{Admitted, Gate};
 use super::keys::{PresharedKey, PrivateKey, PublicKey};
-use super::session::REPLY_MAX as REPLY_MAX_LEN;
 use super::session::{Opened, Role, Session, SessionConfig, SessionCounters};
 use super::{Cipher, CryptoError};
 
@@ -89,7 +87,7 @@ impl Responder {
 
     /// Takes one datagram from path `path_id`, sent from `src`. Returns the peer it belongs to
     /// (when known) and what its session made of it (as [`Session::open`]); a handshake
-    /// response or cookie reply goes into `reply` ([`REPLY_MAX_LEN`] bytes).
+    /// response or cookie reply goes into `reply` ([`REPLY_MAX`](super::REPLY_MAX) bytes).
     pub fn open<'a>(
         &mut self,
         now: Instant,
@@ -137,11 +135,7 @@ impl Responder {
         noise: &[u8; INITIATION_NOISE_LEN],
         reply: &mut [u8],
     ) -> (Option<usize>, Result<usize, CryptoError>) {
-        if reply.len() < REPLY_MAX_LEN {
-            let e = CryptoError::BufferTooSmall { needed: REPLY_MAX_LEN, available: reply.len() };
-            return (None, Err(e));
-        }
-        if let Err(e) = self.gate.check_mac1(initiation, &mut self.counters) {
+        if let Err(e) = self.gate.check_first(initiation, reply, &mut self.counters) {
             return (None, Err(e));
         }
         for (p, s) in self.sessions.iter_mut().enumerate() {
@@ -149,17 +143,21 @@ impl Responder {
                 return (Some(p), Ok(n));
             }
         }
-        match self.gate.admit(now, src, initiation, sender_index, reply, &mut self.counters) {
-            Ok(Admission::Proceed) => {}
-            Ok(Admission::CookieReply(n)) => return (None, Ok(n)),
+        let read = self.gate.admit_and_read(
+            now,
+            src,
+            self.cipher,
+            &self.local,
+            initiation,
+            sender_index,
+            noise,
+            reply,
+            &mut self.counters,
+        );
+        let accepted = match read {
+            Ok(Admitted::CookieReply(n)) => return (None, Ok(n)),
+            Ok(Admitted::Read(a)) => *a,
             Err(e) => return (None, Err(e)),
-        }
-        let accepted = match handshake::read_initiation(self.cipher, &self.local, noise) {
-            Ok(a) => a,
-            Err(e) => {
-                self.counters.handshake_failures += 1;
-                return (None, Err(CryptoError::Handshake(e)));
-            }
         };
         let Some(p) = self.sessions.iter().position(|s| *s.peer() == accepted.peer) else {
             self.counters.handshake_failures += 1;
@@ -175,6 +173,7 @@ mod tests {
     use crate::crypto::envelope::HEADER_LEN;
     use crate::crypto::keys::generate_keypair;
     use crate::crypto::OVERHEAD;
+    use crate::crypto::REPLY_MAX;
 
     const T0: Instant = Instant::from_nanos(1_000_000_000);
 
@@ -207,7 +206,7 @@ mod tests {
         d: &[u8],
     ) -> (Option<usize>, Result<Vec<u8>, CryptoError>) {
         let mut d = d.to_vec();
-        let mut reply = [0u8; REPLY_MAX_LEN];
+        let mut reply = [0u8; REPLY_MAX];
         let (peer, out) = r.open(T0, src, 0, &mut d, &mut reply);
         (
             peer,
@@ -224,7 +223,7 @@ mod tests {
         let n = c.poll_handshake(T0, &mut buf).unwrap().unwrap();
         let (peer, response) = open(r, src, &buf[..n]);
         let mut response = response.unwrap();
-        let mut reply = [0u8; REPLY_MAX_LEN];
+        let mut reply = [0u8; REPLY_MAX];
         assert_eq!(c.open(T0, src, 0, &mut response, &mut reply), Ok(Opened::Established));
         // The client confirms with a keepalive, which switches the server's keys.
         let mut k = [0u8; OVERHEAD];

@@ -70,7 +70,7 @@ use super::envelope::{
     Envelope, MessageKind, COOKIE_NONCE_LEN, COOKIE_REPLY_LEN, HEADER_LEN, INITIATION_LEN,
     INITIATION_NOISE_LEN, MAC_LEN, RESPONSE_LEN, RESPONSE_NOISE_LEN, SEALED_COOKIE_LEN, TAG_LEN,
 };
-use super::gate::{Admission, Gate};
+use super::gate::{Admitted, Gate};
 use super::handshake::{self, InitiatorHandshake, Tai64n};
 use super::keypair::Keypair;
 use super::keys::{PresharedKey, PrivateKey, PublicKey};
@@ -562,23 +562,25 @@ impl Session {
         if self.role != Role::Responder {
             return Err(CryptoError::Unexpected { kind: MessageKind::Initiation, role: self.role });
         }
-        if reply.len() < REPLY_MAX {
-            return Err(CryptoError::BufferTooSmall { needed: REPLY_MAX, available: reply.len() });
-        }
-        self.gate.check_mac1(initiation, &mut self.counters)?;
+        self.gate.check_first(initiation, reply, &mut self.counters)?;
         if let Some(n) = self.cached_reply(initiation, reply) {
             return Ok(n);
         }
-        let admission =
-            self.gate.admit(now, src, initiation, sender_index, reply, &mut self.counters)?;
-        if let Admission::CookieReply(n) = admission {
-            return Ok(n);
-        }
-        let accepted =
-            handshake::read_initiation(self.cipher, &self.local, noise).map_err(|e| {
-                self.counters.handshake_failures += 1;
-                CryptoError::Handshake(e)
-            })?;
+        let read = self.gate.admit_and_read(
+            now,
+            src,
+            self.cipher,
+            &self.local,
+            initiation,
+            sender_index,
+            noise,
+            reply,
+            &mut self.counters,
+        )?;
+        let accepted = match read {
+            Admitted::CookieReply(n) => return Ok(n),
+            Admitted::Read(a) => *a,
+        };
         if accepted.peer != self.peer {
             self.counters.handshake_failures += 1;
             return Err(CryptoError::UnknownPeer(accepted.peer));
