@@ -266,6 +266,14 @@ mod tests {
         Instant::from_nanos(s * 1_000_000_000)
     }
 
+    /// Parses `reply` as a cookie reply (panics if it is not one) and hands it to `jar`.
+    fn take(jar: &mut CookieJar, now: Instant, reply: &[u8]) -> Result<(), CryptoError> {
+        let Ok(Envelope::CookieReply { nonce, sealed_cookie, .. }) = Envelope::parse(reply) else {
+            panic!("not a cookie reply");
+        };
+        jar.on_cookie_reply(now, nonce, sealed_cookie)
+    }
+
     fn initiation(fill: u8) -> [u8; INITIATION_LEN] {
         let mut m = [fill; INITIATION_LEN];
         m[..4].copy_from_slice(&[1, 0, 0, 0]);
@@ -322,13 +330,11 @@ mod tests {
         assert!(!checker.check_mac2(t(10), &m, &src));
         let mut reply = [0u8; COOKIE_REPLY_LEN];
         assert_eq!(checker.cookie_reply(t(10), &m, 0x55, &src, &mut reply), Ok(COOKIE_REPLY_LEN));
-        let Ok(Envelope::CookieReply { receiver_index, nonce, sealed_cookie }) =
-            Envelope::parse(&reply)
-        else {
+        let Ok(Envelope::CookieReply { receiver_index, .. }) = Envelope::parse(&reply) else {
             panic!("not a cookie reply");
         };
         assert_eq!(receiver_index, 0x55);
-        jar.on_cookie_reply(t(11), nonce, sealed_cookie).unwrap();
+        take(&mut jar, t(11), &reply).unwrap();
         assert!(jar.has_cookie(t(11)));
         let mut next = initiation(2);
         jar.stamp(t(12), &mut next);
@@ -356,28 +362,16 @@ mod tests {
         CookieJar::new(&server).stamp(t(1), &mut theirs);
         let mut reply = [0u8; COOKIE_REPLY_LEN];
         checker.cookie_reply(t(1), &theirs, 1, &src, &mut reply).unwrap();
-        let Ok(Envelope::CookieReply { nonce, sealed_cookie, .. }) = Envelope::parse(&reply) else {
-            panic!()
-        };
-        assert_eq!(
-            jar.on_cookie_reply(t(1), nonce, sealed_cookie),
-            Err(CryptoError::Authentication)
-        );
+        assert_eq!(take(&mut jar, t(1), &reply), Err(CryptoError::Authentication));
         // Nor one under another server's key; a flipped bit fails too.
         let (_, other) = generate_keypair().unwrap();
         let mut reply = [0u8; COOKIE_REPLY_LEN];
         CookieChecker::new(&other).cookie_reply(t(1), &m, 1, &src, &mut reply).unwrap();
-        let Ok(Envelope::CookieReply { nonce, sealed_cookie, .. }) = Envelope::parse(&reply) else {
-            panic!()
-        };
-        assert!(jar.on_cookie_reply(t(1), nonce, sealed_cookie).is_err());
+        assert!(take(&mut jar, t(1), &reply).is_err());
         let mut reply = [0u8; COOKIE_REPLY_LEN];
         checker.cookie_reply(t(1), &m, 1, &src, &mut reply).unwrap();
         reply[40] ^= 1;
-        let Ok(Envelope::CookieReply { nonce, sealed_cookie, .. }) = Envelope::parse(&reply) else {
-            panic!()
-        };
-        assert!(jar.on_cookie_reply(t(1), nonce, sealed_cookie).is_err());
+        assert!(take(&mut jar, t(1), &reply).is_err());
         assert!(!jar.has_cookie(t(1)));
     }
 }
