@@ -90,6 +90,9 @@ pub const COOKIE_NONCE_LEN: usize = 24;
 pub const SEALED_COOKIE_LEN: usize = MAC_LEN + TAG_LEN;
 /// Bytes of a whole cookie reply datagram.
 pub const COOKIE_REPLY_LEN: usize = 8 + COOKIE_NONCE_LEN + SEALED_COOKIE_LEN;
+/// Bytes a responder's reply buffer needs: a response or a cookie reply.
+pub const REPLY_MAX: usize =
+    if RESPONSE_LEN > COOKIE_REPLY_LEN { RESPONSE_LEN } else { COOKIE_REPLY_LEN };
 /// Type, reserved bytes, receiver index and counter in front of a transport ciphertext.
 pub const HEADER_LEN: usize = 16;
 /// The shortest transport datagram: a keepalive, header and tag around no plaintext.

@@ -10,12 +10,12 @@ use std::net::SocketAddr;
 use braid_core::Instant;
 
 use super::cookie::CookieChecker;
-use super::envelope::{INITIATION_LEN, INITIATION_NOISE_LEN};
+use super::counters::SessionCounters;
+use super::envelope::{INITIATION_LEN, INITIATION_NOISE_LEN, REPLY_MAX};
 use super::handshake::{self, AcceptedInitiation};
 use super::keys::{PrivateKey, PublicKey};
 use super::ratelimit::{HandshakeLoad, SourceLimiter};
-use super::session::REPLY_MAX;
-use super::{Cipher, CryptoError, SessionCounters};
+use super::{Cipher, CryptoError};
 
 /// A responder's admission state: its cookie secret, its load and its limits.
 pub struct Gate {

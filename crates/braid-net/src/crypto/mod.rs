@@ -23,6 +23,7 @@
 
 pub mod cipher;
 pub mod cookie;
+pub mod counters;
 pub mod envelope;
 pub mod gate;
 pub mod handshake;

@@ -66,19 +66,17 @@ use braid_core::Instant;
 use super::cipher::Cipher;
 pub use super::cipher::{REJECT_AFTER_MESSAGES, REKEY_AFTER_MESSAGES};
 use super::cookie::{CookieChecker, CookieJar};
+pub use super::counters::SessionCounters;
+pub use super::envelope::REPLY_MAX;
 use super::envelope::{
-    Envelope, MessageKind, COOKIE_NONCE_LEN, COOKIE_REPLY_LEN, HEADER_LEN, INITIATION_LEN,
-    INITIATION_NOISE_LEN, MAC_LEN, RESPONSE_LEN, RESPONSE_NOISE_LEN, SEALED_COOKIE_LEN, TAG_LEN,
+    Envelope, MessageKind, COOKIE_NONCE_LEN, HEADER_LEN, INITIATION_LEN, INITIATION_NOISE_LEN,
+    MAC_LEN, RESPONSE_LEN, RESPONSE_NOISE_LEN, SEALED_COOKIE_LEN, TAG_LEN,
 };
 use super::gate::{Admitted, Gate};
 use super::handshake::{self, InitiatorHandshake, Tai64n};
 use super::keypair::Keypair;
 use super::keys::{PresharedKey, PrivateKey, PublicKey};
 use super::CryptoError;
-
-/// Bytes the `reply` buffer of [`Session::open`] needs: a response or a cookie reply.
-pub const REPLY_MAX: usize =
-    if RESPONSE_LEN > COOKIE_REPLY_LEN { RESPONSE_LEN } else { COOKIE_REPLY_LEN };
 
 /// The initiator rekeys once its keys are this old (WireGuard section 6.1, Rekey-After-Time).
 pub const REKEY_AFTER_TIME: Duration = Duration::from_secs(120);
@@ -141,39 +139,6 @@ pub enum Opened<'a> {
     /// (Initiator) the handshake completed: new keys are in use. Send something now (see
     /// [`Session::keepalive_due`]) so the responder switches to them too.
     Established,
-}
-
-/// Event counts for metrics.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SessionCounters {
-    /// Initiations produced by [`Session::poll_handshake`] (first tries and retries).
-    pub initiations_sent: u64,
-    /// Handshakes whose keys came into use (initiator: response read; responder: confirmed).
-    pub handshakes_completed: u64,
-    /// Handshake messages that failed to authenticate or came from another static key.
-    pub handshake_failures: u64,
-    /// Initiations refused because their timestamp was not newer.
-    pub replayed_initiations: u64,
-    /// Copies of the last accepted initiation (one per path) answered from the cache.
-    pub duplicate_initiations: u64,
-    /// Transport datagrams whose tag did not verify.
-    pub bad_macs: u64,
-    /// Transport datagrams refused by the replay window (duplicate or too old).
-    pub replays: u64,
-    /// Datagrams naming keys we do not hold (expired, from before a restart, or foreign).
-    pub unknown_index: u64,
-    /// Handshake messages whose `mac1` was wrong (not made for our public key): dropped before
-    /// any other work.
-    pub bad_mac1: u64,
-    /// (Responder) cookie replies sent instead of handshakes, under load.
-    pub cookie_replies: u64,
-    /// (Initiator) cookies received.
-    pub cookies_received: u64,
-    /// (Responder) initiations refused by the per-source or global limits on handshakes and
-    /// cookie replies.
-    pub rate_limited: u64,
-    /// Transport datagrams that arrived on another path than the one they name.
-    pub wrong_path: u64,
 }
 
 /// The initiator's outstanding handshake.

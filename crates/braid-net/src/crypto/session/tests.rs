@@ -3,6 +3,7 @@
 //! tamper with any of them.
 
 use super::*;
+use crate::crypto::envelope::COOKIE_REPLY_LEN;
 use crate::crypto::keys::generate_keypair;
 use crate::crypto::replay::{ReplayError, REPLAY_WINDOW_PKTS};
 use crate::crypto::{EnvelopeError, OVERHEAD};
