@@ -43,12 +43,13 @@ def probe(kind=0, path=0, ts=0):
 
 
 def envelope_initiation(sender, noise, mac1=b"\x01" * 16, mac2=b"\0" * 16):
-    assert len(noise) == 32 + 48 + 36  # e, encrypted s, encrypted TAI64N timestamp and instance
+    # e, encrypted s, encrypted TAI64N timestamp, instance and path table
+    assert len(noise) == 32 + 48 + (12 + 8 + 128 + 16)
     return bytes([1, 0, 0, 0]) + sender.to_bytes(4, "big") + noise + mac1 + mac2
 
 
 def envelope_response(sender, receiver, noise, mac1=b"\x02" * 16, mac2=b"\x03" * 16):
-    assert len(noise) == 32 + 24  # e, encrypted instance
+    assert len(noise) == 32 + (8 + 128 + 16)  # e, encrypted instance and path table
     head = bytes([2, 0, 0, 0]) + sender.to_bytes(4, "big") + receiver.to_bytes(4, "big")
     return head + noise + mac1 + mac2
 
@@ -68,8 +69,8 @@ def seeds():
     known_fb = feedback([(1000, 1010), (990, 997), (0, 900)], 2, 0x1122334455667788, 250_000)
     sixteen = [(i * 10, i * 10 + 3) for i in range(15, -1, -1)]
     wide = [(2**63, 2**63 + 2**40), (2**62, 2**62 + 2**30), (0, 2**20)]
-    init = envelope_initiation(0x01020304, bytes(range(116)))
-    resp = envelope_response(7, 0x01020304, bytes(range(100, 156)))
+    init = envelope_initiation(0x01020304, bytes(range(244)))
+    resp = envelope_response(7, 0x01020304, bytes(range(50, 234)))
     transport = envelope_transport(0xFFFFFFFE, 2**60, b"\xaa" * 100)
     cookie = envelope_cookie_reply(0x01020304, bytes(range(24)), b"\xcc" * 32)
     return {
@@ -83,6 +84,7 @@ def seeds():
             "invalid-cookie-reply-short": cookie[:-1],
             "invalid-unknown-type": bytes([5, 0, 0, 0]) + b"\0" * 60,
             "invalid-initiation-without-macs": init[:116],
+            "invalid-initiation-without-path-table": init[:156],
             "invalid-initiation-short": init[:-1],
             "invalid-initiation-long": init + b"\0",
             "invalid-response-reserved": resp[:2] + b"\x01" + resp[3:],
@@ -132,6 +134,14 @@ def framer_frames(*frames):
     return out
 
 
+def path_table(*names):
+    """A handshake's path table: 8 slots of a length byte and 15 bytes of name, zero-padded."""
+    out = b""
+    for n in names:
+        out += bytes([len(n)]) + n + bytes(15 - len(n))
+    return out + bytes(16 * (8 - len(names)))
+
+
 def session_script(*ops):
     """session's script: the cipher byte, then (operation, argument, extra bytes...) steps."""
     return bytes([0]) + b"".join(bytes(op) for op in ops)
@@ -149,6 +159,15 @@ def extra_seeds():
             **examples,
             "invalid-empty": b"",
             "invalid-no-paths": b'[interface]\nname = "braid0"\nrole = "client"\n',
+        },
+        "path_table": {
+            "valid-two": path_table(b"wifi", b"cellular"),
+            "valid-eight-longest": path_table(*[bytes([0x61 + k]) * 15 for k in range(8)]),
+            "invalid-empty": path_table(),
+            "invalid-gap": bytes(16) + path_table(b"lte")[:112],
+            "invalid-duplicate": path_table(b"wifi", b"wifi"),
+            "invalid-space": path_table(b"wi fi"),
+            "invalid-after-name": path_table(b"wifi")[:6] + b"x" + path_table(b"wifi")[7:],
         },
         "tcp_framer": {
             "valid-three-frames": framer_frames(b"\x04" + b"\0" * 31, b"abc", b"\xff" * 200),

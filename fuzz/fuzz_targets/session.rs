@@ -6,8 +6,9 @@
 //! or extended) to either side from one of two source addresses, deliver raw bytes, or let time
 //! pass (up to minutes: rekeys, expiry, cookie lifetimes). What must hold whatever the script:
 //! no panic; a datagram with any byte changed never opens as data (no forgery); a recorded
-//! transport datagram opens as data at most once (no replay), and only on the path it was
-//! sealed for; and plaintext that opens is what was sealed.
+//! transport datagram opens as data at most once (no replay), and only on the receiver's path
+//! of the name it was sealed for (the two ends list four paths in different orders); and
+//! plaintext that opens is what was sealed.
 #![no_main]
 
 use std::collections::HashMap;
@@ -17,8 +18,8 @@ use std::time::Duration;
 
 use braid_core::Instant;
 use braid_net::crypto::{
-    Cipher, Opened, PresharedKey, PrivateKey, PublicKey, Role, Session, SessionConfig, OVERHEAD,
-    REPLY_MAX,
+    Cipher, Opened, PathTable, PresharedKey, PrivateKey, PublicKey, Role, Session, SessionConfig,
+    OVERHEAD, REPLY_MAX,
 };
 use braid_net::crypto::envelope::HEADER_LEN;
 use libfuzzer_sys::fuzz_target;
@@ -31,7 +32,7 @@ struct Recorded {
     /// Made by the client (so it goes to the server).
     from_client: bool,
     opened: bool,
-    /// The path it was sealed for.
+    /// The receiver's path of the name it was sealed for.
     path: u8,
 }
 
@@ -62,7 +63,13 @@ fn public_of(b: u8) -> PublicKey {
     keys[usize::from(b - 1)].clone()
 }
 
+/// The client's paths are p0..p3; the server lists them pairwise swapped, so its path k is the
+/// client's path k ^ 1.
 fn session(role: Role, local: [u8; 32], peer: [u8; 32], cipher: Cipher) -> Session {
+    let names: &[&str] = match role {
+        Role::Initiator => &["p0", "p1", "p2", "p3"],
+        Role::Responder => &["p1", "p0", "p3", "p2"],
+    };
     let config = SessionConfig {
         role,
         cipher,
@@ -71,6 +78,7 @@ fn session(role: Role, local: [u8; 32], peer: [u8; 32], cipher: Cipher) -> Sessi
         psk: Some(PresharedKey::from_bytes([5; 32])),
         index_seed: u64::from(local[0]),
         instance: u64::from(local[1]),
+        paths: PathTable::new(names).expect("valid names"),
     };
     Session::new(config, Instant::ZERO, Duration::from_secs(1_700_000_000))
 }
@@ -98,7 +106,7 @@ fuzz_target!(|input: &[u8]| {
         match op % 7 {
             0 => {
                 // The client's handshake, through the server and back, recording each message.
-                let mut buf = [0u8; 256];
+                let mut buf = [0u8; 512];
                 if let Ok(Some(n)) = client.poll_handshake(now, &mut buf) {
                     pool.push(Recorded { bytes: buf[..n].to_vec(), plaintext: None, from_client: true, opened: false, path: 0 });
                     let mut d = buf[..n].to_vec();
@@ -112,7 +120,7 @@ fuzz_target!(|input: &[u8]| {
                 let mut k = [0u8; OVERHEAD];
                 if client.keepalive_due(now) {
                     if let Ok(n) = client.seal(now, 0, &mut k, 0) {
-                        pool.push(Recorded { bytes: k[..n].to_vec(), plaintext: Some(vec![]), from_client: true, opened: false, path: 0 });
+                        pool.push(Recorded { bytes: k[..n].to_vec(), plaintext: Some(vec![]), from_client: true, opened: false, path: 1 });
                     }
                 }
             }
@@ -127,7 +135,7 @@ fuzz_target!(|input: &[u8]| {
                 let path = script.byte().unwrap_or(0) % 4;
                 if let Ok(n) = s.seal(now, path, &mut buf, plain.len()) {
                     buf.truncate(n);
-                    pool.push(Recorded { bytes: buf, plaintext: Some(plain), from_client, opened: false, path });
+                    pool.push(Recorded { bytes: buf, plaintext: Some(plain), from_client, opened: false, path: path ^ 1 });
                 }
             }
             3 | 4 => {
@@ -153,7 +161,7 @@ fuzz_target!(|input: &[u8]| {
                 let changed = d != pool[i].bytes;
                 let to_server = pool[i].from_client;
                 let src = sources[usize::from(how >> 2) % 2];
-                // Delivered on the path it names, or (how bit 4) on another.
+                // Delivered on the receiver's path of its name, or (how bit 4) on another.
                 let on_path = if how & 0x10 != 0 { pool[i].path ^ 1 } else { pool[i].path };
                 let s = if to_server { &mut server } else { &mut client };
                 let original = pool[i].bytes.clone();

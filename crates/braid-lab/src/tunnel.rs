@@ -46,6 +46,12 @@ pub struct TunnelSpec {
     pub dead_after_ms: u64,
     /// The AEAD both daemons use (`interface.cipher`).
     pub cipher: Cipher,
+    /// The server's name for each path (in path order) where it differs from the client's
+    /// `pathN`: a path only one end has (the handshake matches paths by name).
+    pub server_names: Vec<Option<String>>,
+    /// The server's file lists its paths in reverse order (paths are matched by name, not
+    /// by position).
+    pub server_reversed: bool,
 }
 
 /// The tunnel's inner IPv6 addresses. The daemon requires an MTU of at least 1280 with them
@@ -87,6 +93,8 @@ impl TunnelSpec {
             ipv6: None,
             dead_after_ms: 1000,
             cipher: Cipher::default(),
+            server_names: Vec::new(),
+            server_reversed: false,
         }
     }
 }
@@ -150,9 +158,16 @@ fn config_text(
     let mut tunnel = toml::Table::new();
     tunnel.insert("tunnel".into(), toml::Value::try_from(&spec.tunnel).map_err(toml_err)?);
     let _ = writeln!(t, "{}", toml::to_string(&tunnel).map_err(toml_err)?);
-    for (i, ((s, c), cost)) in spec.paths.iter().zip(&spec.costs).enumerate() {
+    let mut order: Vec<usize> = (0..spec.paths.len()).collect();
+    if server && spec.server_reversed {
+        order.reverse();
+    }
+    for i in order {
+        let ((s, c), cost) = (&spec.paths[i], spec.costs[i]);
         let port = BASE_PORT + i as u16;
-        let _ = writeln!(t, "[[path]]\nname = \"path{}\"\ncost = {cost}", i + 1);
+        let renamed = spec.server_names.get(i).cloned().flatten().filter(|_| server);
+        let name = renamed.unwrap_or_else(|| format!("path{}", i + 1));
+        let _ = writeln!(t, "[[path]]\nname = \"{name}\"\ncost = {cost}");
         if server {
             let _ = writeln!(t, "bind = \"{}:{port}\"\ndevice = \"{}\"", s.addr, s.ifname);
         } else {

@@ -36,7 +36,7 @@
 //! dead_after_ms = 1000
 //!
 //! [[path]]
-//! name = "wifi"
+//! name = "wifi"                   # 1..=15 bytes of [A-Za-z0-9._-]: the peer's path of this name is its other end
 //! bind = "192.168.1.2:0"          # local address; a server listens on its port
 //! device = "wlan0"                # optional: SO_BINDTODEVICE
 //! remote = "203.0.113.7:51820"    # client: required; server: learned from the peer
@@ -71,7 +71,8 @@ use braid_core::wire::DATA_HEADER_LEN;
 use serde::Deserialize;
 use zeroize::Zeroizing;
 
-use crate::crypto::{Cipher, KeyError, PresharedKey, PrivateKey, PublicKey};
+use crate::crypto::path_table::{self, MAX_NAME_BYTES, MAX_PATHS};
+use crate::crypto::{Cipher, KeyError, PathTable, PresharedKey, PrivateKey, PublicKey};
 use crate::framing::LENGTH_PREFIX_BYTES;
 use crate::linux::KernelCc;
 
@@ -543,6 +544,14 @@ impl DaemonConfig {
     }
 }
 
+impl DaemonConfig {
+    /// The paths' names for the handshake, which matches them with the peer's by name.
+    pub fn path_table(&self) -> PathTable {
+        let names: Vec<&str> = self.paths.iter().map(|p| p.name.as_str()).collect();
+        PathTable::new(&names).expect("check_paths admits only what a path table holds")
+    }
+}
+
 /// The keys a configuration names, read and decoded.
 pub struct Keys {
     pub local: PrivateKey,
@@ -796,14 +805,19 @@ fn check_peers(
 }
 
 fn check_paths(role: Role, sections: Vec<PathSection>) -> Result<Vec<PathConfig>, ConfigError> {
-    if sections.is_empty() || sections.len() > 255 {
-        return Err(invalid("path", "need 1..=255 [[path]] sections"));
+    if sections.is_empty() || sections.len() > MAX_PATHS {
+        return Err(invalid("path", format!("need 1..={MAX_PATHS} [[path]] sections")));
     }
     let mut paths: Vec<PathConfig> = Vec::with_capacity(sections.len());
     for (n, p) in sections.into_iter().enumerate() {
         let field = |f: &str| format!("path.{n}.{f}");
-        if p.name.is_empty() || paths.iter().any(|q| q.name == p.name) {
-            return Err(invalid(field("name"), "must be non-empty and unique"));
+        if !path_table::valid_name(&p.name) || paths.iter().any(|q| q.name == p.name) {
+            return Err(invalid(
+                field("name"),
+                format!(
+                    "must be 1..={MAX_NAME_BYTES} bytes of [A-Za-z0-9._-], unique among the paths                      (the peer matches paths by name)"
+                ),
+            ));
         }
         let bind: SocketAddr = p
             .bind
@@ -941,6 +955,8 @@ cost = 7
             (CLIENT.replace("remote = \"10.1.1.1:5001\"", ""), "path.0.remote"),
             (CLIENT.replace("10.1.2.1:5002", "[fd00::1]:5002"), "path.1.remote"),
             (CLIENT.replace("name = \"cell\"", "name = \"wifi\""), "path.1.name"),
+            (CLIENT.replace("name = \"cell\"", "name = \"cell 2\""), "path.1.name"),
+            (CLIENT.replace("name = \"cell\"", "name = \"cellular-modem-1\""), "path.1.name"),
             (CLIENT.replace("bind = \"10.1.1.2:0\"", "bind = \"nowhere\""), "path.0.bind"),
             (CLIENT.replace("private_key = \"k\"", ""), "interface.private_key"),
             (CLIENT.replace("127.0.0.1:9477", "9477"), "interface.metrics_listen"),
@@ -955,6 +971,26 @@ cost = 7
         for (text, field) in cases {
             let got = err_field(&text);
             assert!(got.starts_with(field), "expected {field}, got {got}");
+        }
+    }
+
+    /// Paths travel in the handshake's path table: at most 8, as MPTCP's subflow limit.
+    #[test]
+    fn at_most_eight_paths_and_the_error_says_so() {
+        let extra: String = (2..9)
+            .map(|k| format!("[[path]]\nname = \"p{k}\"\nbind = \"10.1.{k}.2:0\"\nremote = \"10.1.{k}.1:5001\"\n"))
+            .collect();
+        assert!(DaemonConfig::from_toml_str(&format!(
+            "{CLIENT}{}",
+            &extra[..extra.rfind("[[path]]").unwrap()]
+        ))
+        .is_ok());
+        match DaemonConfig::from_toml_str(&format!("{CLIENT}{extra}")) {
+            Err(ConfigError::Invalid { field, detail }) => {
+                assert_eq!(field, "path");
+                assert!(detail.contains("1..=8"), "{detail}");
+            }
+            other => panic!("nine paths accepted: {other:?}"),
         }
     }
 

@@ -31,11 +31,11 @@ use braid_core::wire::{
     frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN, PROBE_LEN,
 };
 use braid_core::Instant;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use crate::config::{DaemonConfig, Role};
 use crate::control::{self, ControlSocket};
-use crate::crypto::{self, Opened, PeerKeys, Responder, Session, SessionConfig};
+use crate::crypto::{self, CryptoError, Opened, PeerKeys, Responder, Session, SessionConfig};
 use crate::inner;
 use crate::liveness::Change;
 use crate::metrics::{self, PathSnapshot, PeerSnapshot, Shared, Snapshot};
@@ -50,6 +50,9 @@ const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 /// Longest probe round trip taken as an RTT sample; a probe answered later than the longest
 /// `liveness.dead_after_ms` is stale.
 const MAX_PROBE_RTT: Duration = Duration::from_secs(60);
+/// Least time between two logs of crossed paths (a configuration error that would otherwise
+/// log every datagram).
+const CROSSED_LOG_EVERY: Duration = Duration::from_secs(10);
 /// Largest frame the daemon builds besides data: a feedback frame or a probe.
 const CONTROL_FRAME_MAX: usize = braid_core::wire::feedback::FEEDBACK_MAX_LEN;
 
@@ -104,6 +107,8 @@ struct State {
     /// Challenges to send after the current receive batch: (peer, path, address, token).
     challenges: Vec<(usize, usize, SocketAddr, u64)>,
     reply_buf: Vec<u8>,
+    /// When crossed paths were last logged ([`CROSSED_LOG_EVERY`]).
+    crossed_logged: Option<Instant>,
     /// The core's configuration, to start a peer's sender and receiver afresh when it restarts.
     core: TunnelConfig,
 }
@@ -172,6 +177,7 @@ impl Daemon {
             authenticated: Vec::new(),
             challenges: Vec::new(),
             reply_buf: vec![0u8; crypto::REPLY_MAX],
+            crossed_logged: None,
             core,
         };
         let io = Io { tun, paths, signals, pollfds };
@@ -354,7 +360,7 @@ impl Daemon {
 
     fn output_peer(&mut self, now: Instant, p: usize) {
         let (io, st) = (&mut self.io, &mut self.st);
-        let mut hs = [0u8; 256];
+        let mut hs = [0u8; crate::crypto::envelope::INITIATION_LEN];
         while let Ok(Some(n)) = st.sessions.get_mut(p).poll_handshake(now, &mut hs) {
             io.paths.send_everywhere(&st.peers[p].remotes, &hs[..n]);
         }
@@ -513,10 +519,20 @@ impl State {
                 if self.sessions.get_mut(0).take_peer_restart() {
                     self.restart_peer(now, 0);
                 }
+                if self.sessions.get_mut(0).take_paths_changed() {
+                    self.match_paths(now, 0);
+                }
                 return;
             }
             Ok(Opened::Cookie) => {
                 info!(path = %self.names[i], "the server is under load: cookie received, retrying");
+                return;
+            }
+            Err(CryptoError::WrongPath { named, arrived_on }) => {
+                self.counters.rejected += 1;
+                if let Some(p) = peer {
+                    self.crossed_path(now, p, named, usize::from(arrived_on));
+                }
                 return;
             }
             Err(_) => {
@@ -530,6 +546,9 @@ impl State {
         };
         if self.sessions.get_mut(p).take_peer_restart() {
             self.restart_peer(now, p);
+        }
+        if self.sessions.get_mut(p).take_paths_changed() {
+            self.match_paths(now, p);
         }
         let peer = &mut self.peers[p];
         peer.paths[i].rx_pkts += 1;
@@ -561,32 +580,37 @@ impl State {
             return; // a keepalive: it proved the path, nothing more
         }
         let peer = &mut self.peers[p];
+        // The session checked the path the transport header names (matched by name with the
+        // peer's, path_table.rs), so the path is `i`. The frames' own path ids are the sender's
+        // numbering, which may differ from ours: they are replaced by ours, not checked.
+        let path_id = i as u8;
         match frame_type(plain) {
             Ok(FrameType::Data) => {
-                let Ok((h, payload)) = DataHeader::parse(plain) else {
+                let Ok((mut h, payload)) = DataHeader::parse(plain) else {
                     self.counters.rejected += 1;
                     return;
                 };
-                if usize::from(h.path_id) != i {
-                    self.counters.rejected += 1;
-                    return;
-                }
+                h.path_id = path_id;
                 if let Some(pkt) = self.pool.alloc_from(payload) {
                     let _ = peer.rx.handle_data(now, &h, pkt);
                 }
             }
             Ok(FrameType::Feedback) => match Feedback::parse(plain) {
-                Ok(fb) if usize::from(fb.path_id) == i => peer.tx.handle_feedback(now, &fb),
-                _ => self.counters.rejected += 1,
+                Ok(mut fb) => {
+                    fb.path_id = path_id;
+                    peer.tx.handle_feedback(now, &fb);
+                }
+                Err(_) => self.counters.rejected += 1,
             },
             Ok(FrameType::Probe) => match Probe::parse(plain) {
-                Ok(pr) if pr.kind == ProbeKind::Request && usize::from(pr.path_id) == i => {
+                Ok(mut pr) if pr.kind == ProbeKind::Request => {
+                    pr.path_id = path_id;
                     self.probe_answers.push((p, i, pr.response()));
                 }
                 // The echo of our own request: an RTT sample of a path that carries no data, so
                 // the scheduler knows a quiet path's RTT before it uses it. An echo from the
                 // future or older than the probe horizon is not a sample.
-                Ok(pr) if pr.kind == ProbeKind::Response && usize::from(pr.path_id) == i => {
+                Ok(pr) if pr.kind == ProbeKind::Response => {
                     if !validated {
                         let Some(v) = peer.validation.as_mut() else { return };
                         if !v.on_response(i, src, pr.timestamp_ns) {
@@ -624,10 +648,63 @@ impl State {
         self.peers[p].restart(now, &self.core);
     }
 
+    /// New keys with peer `p` matched our paths with its paths by name (path_table.rs): a path
+    /// the peer has no namesake for is down and stays down (nothing could reach its other
+    /// end), and the mismatch is an error naming the path, at both ends; a path matched again
+    /// comes up when it is next heard.
+    fn match_paths(&mut self, now: Instant, p: usize) {
+        let Some(map) = self.sessions.get(p).path_map().cloned() else { return };
+        let peer = &mut self.peers[p];
+        for (i, name) in self.names.iter().enumerate() {
+            let matched = map.is_matched(i);
+            if !matched && !peer.unmatched[i] {
+                error!(
+                    peer = %peer.config.name, path = %name,
+                    "the peer has no [[path]] named {name:?}: this path carries nothing (the \
+                     names of the paths must be the same at both ends)"
+                );
+                peer.live.mark_down(i);
+                peer.tx.set_path_up(now, i, false);
+            } else if matched && peer.unmatched[i] {
+                info!(peer = %peer.config.name, path = %name, "the peer now has this path");
+            }
+            peer.unmatched[i] = !matched;
+        }
+        for name in map.peer_only() {
+            error!(
+                peer = %peer.config.name,
+                "the peer has a path {name:?} this end has no [[path]] of: it carries nothing \
+                 (our paths: {})",
+                self.names.join(", ")
+            );
+        }
+    }
+
+    /// An authenticated datagram of peer `p` named the peer's path `named` but came in on our
+    /// path `i`: the peer sends that path's datagrams to the address of another of our paths
+    /// (crossed `remote`s). Logged at most every [`CROSSED_LOG_EVERY`], naming both paths.
+    fn crossed_path(&mut self, now: Instant, p: usize, named: u8, i: usize) {
+        if self.crossed_logged.is_some_and(|t| now < t + CROSSED_LOG_EVERY) {
+            return;
+        }
+        self.crossed_logged = Some(now);
+        let theirs = self.sessions.get(p).path_map().and_then(|m| m.wire_name(named));
+        let theirs = theirs.map_or_else(|| format!("id {named}"), |n| format!("{n:?}"));
+        error!(
+            peer = %self.peers[p].config.name, path = %self.names[i],
+            "the peer's path {theirs} arrives on our path {:?}: its remote is this path's \
+             address; each path's remote must be the address of the peer's path of the same name",
+            self.names[i]
+        );
+    }
+
     /// Something authenticated came from peer `p`'s remote on path `i`: liveness, and the path
     /// back up.
     fn path_heard(&mut self, now: Instant, p: usize, i: usize) {
         let peer = &mut self.peers[p];
+        if peer.unmatched[i] {
+            return;
+        }
         if let Some(Change::Up(_)) = peer.live.on_receive(now, i) {
             info!(peer = %peer.config.name, path = %self.names[i], "path up");
             peer.tx.set_path_up(now, i, true);
@@ -703,6 +780,7 @@ fn new_sessions(cfg: &DaemonConfig) -> Result<Sessions, DaemonError> {
                 psk,
                 index_seed: random()?,
                 instance,
+                paths: cfg.path_table(),
             };
             Sessions::Client(Box::new(Session::new(config, Instant::ZERO, unix)))
         }
@@ -717,6 +795,7 @@ fn new_sessions(cfg: &DaemonConfig) -> Result<Sessions, DaemonError> {
                 keys.local,
                 peers,
                 instance,
+                &cfg.path_table(),
                 Instant::ZERO,
                 unix,
             )))

@@ -39,6 +39,9 @@ pub struct Peer {
     pub tun_tx: u64,
     /// Inner packets from this peer whose source is not one of its allowed addresses.
     pub spoofed: u64,
+    /// Our paths the peer has no path of the same name for (from the last handshake): down,
+    /// and never brought up by what arrives on them.
+    pub unmatched: Vec<bool>,
 }
 
 impl Peer {
@@ -74,6 +77,7 @@ impl Peer {
             tun_rx: 0,
             tun_tx: 0,
             spoofed: 0,
+            unmatched: vec![false; n],
         }
     }
 

@@ -33,7 +33,8 @@ pub struct BenchFloodArgs {
     #[arg(long, value_name = "PATH")]
     daemon: Option<PathBuf>,
     /// Length of the `initiation` kind's datagrams, for a daemon build with another wire
-    /// format (116 before handshake MACs); default: this build's initiation (148).
+    /// format (116 before handshake MACs, 156 before path tables); default: this build's
+    /// initiation (284).
     #[arg(long)]
     initiation_bytes: Option<usize>,
     /// Do not restart the client during each flood (for daemon builds that cannot carry

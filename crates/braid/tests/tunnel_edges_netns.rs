@@ -715,3 +715,77 @@ fn spoofed_copies_of_genuine_datagrams_move_no_path_and_reflect_at_most_three_ti
     assert_eq!(after.handshakes, before.handshakes);
     assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
 }
+
+/// The two ends' `[[path]]` sections in opposite orders: paths are matched by name in the
+/// handshake, so both carry the download and each end's path counters agree by name.
+#[test]
+fn paths_listed_in_opposite_orders_both_carry_the_download() {
+    let _turn = serial();
+    let s = scenario(&["e2e.bytes=10000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
+    let prefix = unique_prefix("bo");
+    let topo = topology(&s, &prefix, Emulator::Htb);
+    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
+    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
+    spec.tunnel = s.tunnel.clone();
+    spec.server_reversed = true;
+    let pair = TunnelPair::start(&spec, braid_exe(), READY_TIMEOUT).unwrap();
+    let ue = (spec.client_addr, TRANSFER_PORT).into();
+    let report = download(topo.proxy().name(), topo.ue().name(), &s, ue);
+    thread::sleep(Duration::from_millis(250));
+    let (server, client) = (pair.server_status().unwrap(), pair.client_status().unwrap());
+    drop((pair, topo));
+
+    let names = |snap: &braid_net::metrics::Snapshot| {
+        snap.paths.iter().map(|p| p.name.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(names(&server), ["path2", "path1"], "the server's own order");
+    assert_eq!(report.receiver.bytes, 10_000_000);
+    for sp in &server.paths {
+        let cp = client.paths.iter().find(|c| c.name == sp.name).unwrap();
+        eprintln!(
+            "{}: server sent {} received {}; client sent {} received {}",
+            sp.name, sp.tx_pkts, sp.rx_pkts, cp.tx_pkts, cp.rx_pkts
+        );
+        assert!(sp.up && cp.up && sp.tx_pkts > 1000, "{sp:?}");
+        // What one end sent on a path, the other received on the path of the same name (no
+        // loss on these htb links; the last 100 ms of counters may lag).
+        assert!(cp.rx_pkts as f64 >= 0.95 * sp.tx_pkts as f64, "{sp:?} vs {cp:?}");
+    }
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
+
+/// A path only one end has: the tunnel works over the other, the unmatched path stays down at
+/// both ends, and each end's log names it.
+#[test]
+fn a_path_the_peer_does_not_know_is_down_and_named_in_both_logs() {
+    let _turn = serial();
+    let s = scenario(&["e2e.bytes=5000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
+    let prefix = unique_prefix("bu");
+    let topo = topology(&s, &prefix, Emulator::Htb);
+    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
+    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
+    spec.tunnel = s.tunnel.clone();
+    spec.server_reversed = true;
+    spec.server_names = vec![None, Some("lte".into())];
+    let pair = TunnelPair::start(&spec, braid_exe(), READY_TIMEOUT).unwrap();
+    let ue = (spec.client_addr, TRANSFER_PORT).into();
+    let report = download(topo.proxy().name(), topo.ue().name(), &s, ue);
+    thread::sleep(Duration::from_millis(250));
+    let (server, client) = (pair.server_status().unwrap(), pair.client_status().unwrap());
+    let (server_log, client_log) = (pair.server.output_tail(), pair.client.output_tail());
+    drop((pair, topo));
+
+    assert_eq!(report.receiver.bytes, 5_000_000);
+    let path = |snap: &braid_net::metrics::Snapshot, name: &str| {
+        snap.paths.iter().find(|p| p.name == name).cloned().unwrap()
+    };
+    assert!(path(&client, "path1").up && path(&server, "path1").up);
+    assert!(!path(&client, "path2").up, "{client:?}");
+    assert!(!path(&server, "lte").up, "{server:?}");
+    assert_eq!(path(&server, "lte").tx_pkts, 0);
+    assert!(client_log.contains("the peer has no [[path]] named \"path2\""), "{client_log}");
+    assert!(client_log.contains("the peer has a path \"lte\""), "{client_log}");
+    assert!(server_log.contains("the peer has no [[path]] named \"lte\""), "{server_log}");
+    assert!(server_log.contains("the peer has a path \"path2\""), "{server_log}");
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}

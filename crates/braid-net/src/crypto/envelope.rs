@@ -12,19 +12,20 @@
 //!       0     1  message type: 1 initiation, 2 response, 3 cookie reply, 4 transport
 //!       1     3  reserved, must be zero (a transport message's byte 1: see below)
 //!
-//!  initiation, exactly 156 bytes:
+//!  initiation, exactly 284 bytes:
 //!       4     4  sender index (the initiator's index for the keys this handshake makes)
-//!       8   116  Noise IKpsk2 message 1: e (32) | encrypted s (32 + 16) |
-//!                encrypted payload: TAI64N timestamp and instance (12 + 8 + 16)
-//!     124    16  mac1 over bytes 0..124
-//!     140    16  mac2 over bytes 0..140 (zeros without a cookie)
+//!       8   244  Noise IKpsk2 message 1: e (32) | encrypted s (32 + 16) |
+//!                encrypted payload: TAI64N timestamp, instance, path table (12 + 8 + 128 + 16)
+//!     252    16  mac1 over bytes 0..252
+//!     268    16  mac2 over bytes 0..268 (zeros without a cookie)
 //!
-//!  response, exactly 100 bytes:
+//!  response, exactly 228 bytes:
 //!       4     4  sender index (the responder's)
 //!       8     4  receiver index (the initiator's sender index, echoed)
-//!      12    56  Noise IKpsk2 message 2: e (32) | encrypted payload: instance (8 + 16)
-//!      68    16  mac1 over bytes 0..68
-//!      84    16  mac2 over bytes 0..84 (zeros without a cookie)
+//!      12   184  Noise IKpsk2 message 2: e (32) | encrypted payload: instance, path table
+//!                (8 + 128 + 16)
+//!     196    16  mac1 over bytes 0..196
+//!     212    16  mac2 over bytes 0..212 (zeros without a cookie)
 //!
 //!  cookie reply, exactly 64 bytes:
 //!       4     4  receiver index (the sender index of the initiation it answers)
@@ -49,6 +50,8 @@
 //! for the tag, reserved bytes must be zero, and every failure is an [`EnvelopeError`], never a
 //! panic. A zero-length transport plaintext is a keepalive (WireGuard paper section 6.5).
 
+use super::path_table::PATH_TABLE_LEN;
+
 /// Message type of a handshake initiation.
 pub const TYPE_INITIATION: u8 = 1;
 /// Message type of a handshake response.
@@ -66,14 +69,20 @@ pub const TAG_LEN: usize = 16;
 /// The initiation's payload starts with a TAI64N timestamp (12 bytes) against replayed
 /// initiations...
 pub const TIMESTAMP_LEN: usize = 12;
-/// ...and ends with the initiator's instance (8 random bytes drawn at start); the response's
-/// payload is the responder's (see [`super::handshake`]).
+/// ...then the initiator's instance (8 random bytes drawn at start) and its path table; the
+/// response's payload is the responder's instance and table (see [`super::handshake`]).
 pub const INSTANCE_LEN: usize = 8;
+/// What each handshake payload says about its sender: instance and path table.
+pub const ABOUT_LEN: usize = INSTANCE_LEN + PATH_TABLE_LEN;
+/// The initiation's plaintext payload.
+pub const INITIATION_PAYLOAD_LEN: usize = TIMESTAMP_LEN + ABOUT_LEN;
+/// The response's plaintext payload.
+pub const RESPONSE_PAYLOAD_LEN: usize = ABOUT_LEN;
 /// Noise message 1 of IKpsk2 (`-> e, es, s, ss`): e, then s and the payload encrypted.
 pub const INITIATION_NOISE_LEN: usize =
-    DH_LEN + (DH_LEN + TAG_LEN) + (TIMESTAMP_LEN + INSTANCE_LEN + TAG_LEN);
+    DH_LEN + (DH_LEN + TAG_LEN) + (INITIATION_PAYLOAD_LEN + TAG_LEN);
 /// Noise message 2 of IKpsk2 (`<- e, ee, se, psk`): e, then the payload encrypted.
-pub const RESPONSE_NOISE_LEN: usize = DH_LEN + (INSTANCE_LEN + TAG_LEN);
+pub const RESPONSE_NOISE_LEN: usize = DH_LEN + (RESPONSE_PAYLOAD_LEN + TAG_LEN);
 /// Type, reserved bytes and sender index in front of the Noise message.
 const INITIATION_HEADER_LEN: usize = 8;
 /// Type, reserved bytes, sender and receiver index in front of the Noise message.
@@ -321,13 +330,15 @@ mod tests {
 
     #[test]
     fn lengths_follow_the_noise_message_layout() {
-        // e 32 + (s 32 + tag 16) + (timestamp 12 + tag 16) = 108; plus 8 bytes in front.
-        // e 32 + (s 32 + tag 16) + (timestamp 12 + instance 8 + tag 16) = 116; 8 bytes in front,
-        // mac1 and mac2 (16 each) behind: WireGuard's 148 plus the instance.
-        assert_eq!(INITIATION_NOISE_LEN, 116);
-        assert_eq!(INITIATION_LEN, 156);
-        // e 32 + (instance 8 + tag 16) = 56; plus 12 bytes in front and the MACs: 100.
-        assert_eq!(RESPONSE_LEN, 100);
+        // e 32 + (s 32 + tag 16) + (timestamp 12 + instance 8 + paths 128 + tag 16) = 244; 8
+        // bytes in front, mac1 and mac2 (16 each) behind: WireGuard's 148 plus the instance and
+        // the path table.
+        assert_eq!(INITIATION_NOISE_LEN, 244);
+        assert_eq!(INITIATION_LEN, 284);
+        // e 32 + (instance 8 + paths 128 + tag 16) = 184; plus 12 bytes in front and the MACs.
+        assert_eq!(RESPONSE_LEN, 228);
+        // A response is never larger than the initiation it answers: no amplification.
+        const { assert!(RESPONSE_LEN < INITIATION_LEN) };
         // Type, reserved, index 8 + nonce 24 + cookie 16 + tag 16: WireGuard's 64.
         assert_eq!(COOKIE_REPLY_LEN, 64);
         assert_eq!(TRANSPORT_MIN_LEN, 32);
@@ -399,19 +410,26 @@ mod tests {
         assert_eq!(Envelope::parse(&[]), Err(EnvelopeError::Empty));
         assert_eq!(Envelope::parse(&[5; 60]), Err(EnvelopeError::UnknownType(5)));
         assert_eq!(
-            Envelope::parse(&initiation[..155]),
-            Err(EnvelopeError::Length { kind: MessageKind::Initiation, expected: 156, found: 155 })
+            Envelope::parse(&initiation[..283]),
+            Err(EnvelopeError::Length { kind: MessageKind::Initiation, expected: 284, found: 283 })
         );
-        // The 116-byte initiation of the format before the MACs is refused by its length.
-        assert_eq!(
-            Envelope::parse(&initiation[..116]),
-            Err(EnvelopeError::Length { kind: MessageKind::Initiation, expected: 156, found: 116 })
-        );
+        // The initiations of earlier formats (116 bytes before the MACs, 156 before the path
+        // table) are refused by their length.
+        for old in [116, 156] {
+            assert_eq!(
+                Envelope::parse(&initiation[..old]),
+                Err(EnvelopeError::Length {
+                    kind: MessageKind::Initiation,
+                    expected: 284,
+                    found: old
+                })
+            );
+        }
         let mut long = initiation.clone();
         long.push(0);
         assert_eq!(
             Envelope::parse(&long),
-            Err(EnvelopeError::Length { kind: MessageKind::Initiation, expected: 156, found: 157 })
+            Err(EnvelopeError::Length { kind: MessageKind::Initiation, expected: 284, found: 285 })
         );
         assert_eq!(
             Envelope::parse(&[3, 0, 0, 0]),
@@ -432,19 +450,19 @@ mod tests {
         assert_eq!(Envelope::parse(&[4; 31]), Err(EnvelopeError::Truncated { found: 31 }));
         assert_eq!(
             Envelope::parse(&[2]),
-            Err(EnvelopeError::Length { kind: MessageKind::Response, expected: 100, found: 1 })
+            Err(EnvelopeError::Length { kind: MessageKind::Response, expected: 228, found: 1 })
         );
-        let mut out = [0u8; 100];
+        let mut out = [0u8; 228];
         assert_eq!(
             Envelope::parse(&initiation).unwrap().emit(&mut out),
-            Err(EnvelopeError::BufferTooSmall { needed: 156, available: 100 })
+            Err(EnvelopeError::BufferTooSmall { needed: 284, available: 228 })
         );
     }
 
     proptest! {
         /// Whatever parses re-emits to exactly the input (the encoding is canonical).
         #[test]
-        fn parse_emit_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..200),
+        fn parse_emit_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..320),
                                  kind in 0usize..4) {
             let mut bytes = bytes;
             // Steer inputs into a valid shape so the round trip is exercised, not just rejection.

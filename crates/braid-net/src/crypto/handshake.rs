@@ -9,14 +9,17 @@
 //! ```text
 //!   <- s                       the initiator knows the responder's static key beforehand
 //!   ...
-//!   -> e, es, s, ss            initiation: payload = TAI64N timestamp, initiator's instance
-//!   <- e, ee, se, psk          response: payload = responder's instance
+//!   -> e, es, s, ss            initiation: payload = TAI64N timestamp, initiator's instance,
+//!                              initiator's path table
+//!   <- e, ee, se, psk          response: payload = responder's instance, responder's path table
 //! ```
 //!
 //! An *instance* is 8 random bytes each endpoint draws when it starts (not in WireGuard, whose
 //! inner packets carry no state): the tunnel protocol numbers every path's packets, so when one
 //! end restarts the other must start its senders and receivers afresh, and a handshake with a
-//! new instance says so. Both payloads are encrypted and authenticated by the handshake.
+//! new instance says so. The path tables name each end's paths, so that both ends agree on
+//! which path a transport datagram's path id means whatever order their files list them in
+//! ([`super::path_table`]). Both payloads are encrypted and authenticated by the handshake.
 //!
 //! The initiator's static key travels encrypted in message 1, so the responder learns who is
 //! calling only after the `es` DH, and checks it against its one configured peer. The PSK
@@ -41,8 +44,12 @@ use snow::{Builder, HandshakeState};
 use zeroize::Zeroize;
 
 use super::cipher::Cipher;
-use super::envelope::{INITIATION_NOISE_LEN, INSTANCE_LEN, RESPONSE_NOISE_LEN, TIMESTAMP_LEN};
+use super::envelope::{
+    ABOUT_LEN, INITIATION_NOISE_LEN, INITIATION_PAYLOAD_LEN, INSTANCE_LEN, RESPONSE_NOISE_LEN,
+    RESPONSE_PAYLOAD_LEN, TIMESTAMP_LEN,
+};
 use super::keys::{PresharedKey, PrivateKey, PublicKey, KEY_LEN};
+use super::path_table::{PathTable, PATH_TABLE_LEN};
 
 /// Mixed into the handshake hash first (Noise section 6); changing it makes old peers incompatible.
 const PROLOGUE: &[u8] = b"braid tunnel v1";
@@ -100,6 +107,22 @@ impl Drop for TransportKeys {
     }
 }
 
+/// What each handshake message tells the peer about its sender, after the initiation's
+/// timestamp: the sender's instance and its path table.
+#[derive(Clone, Copy)]
+pub(crate) struct About<'a> {
+    pub instance: u64,
+    pub paths: &'a PathTable,
+}
+
+impl About<'_> {
+    /// Writes the instance and the table into `out` (exactly [`ABOUT_LEN`] bytes).
+    fn write(self, out: &mut [u8]) {
+        out[..INSTANCE_LEN].copy_from_slice(&self.instance.to_be_bytes());
+        out[INSTANCE_LEN..ABOUT_LEN].copy_from_slice(&self.paths.encode());
+    }
+}
+
 /// The initiator's half-done handshake, waiting for the response.
 pub(crate) struct InitiatorHandshake {
     state: HandshakeState,
@@ -112,44 +135,56 @@ pub(crate) fn write_initiation(
     peer: &PublicKey,
     psk: &PresharedKey,
     timestamp: Tai64n,
-    instance: u64,
+    about: About<'_>,
     out: &mut [u8; INITIATION_NOISE_LEN],
 ) -> Result<InitiatorHandshake, snow::Error> {
     let mut state =
         builder(cipher, local, psk)?.remote_public_key(peer.as_bytes())?.build_initiator()?;
-    let mut payload = [0u8; TIMESTAMP_LEN + INSTANCE_LEN];
+    let mut payload = [0u8; INITIATION_PAYLOAD_LEN];
     payload[..TIMESTAMP_LEN].copy_from_slice(timestamp.as_bytes());
-    payload[TIMESTAMP_LEN..].copy_from_slice(&instance.to_be_bytes());
+    about.write(&mut payload[TIMESTAMP_LEN..]);
     let written = state.write_message(&payload, out)?;
     debug_assert_eq!(written, INITIATION_NOISE_LEN);
     Ok(InitiatorHandshake { state })
 }
 
 impl InitiatorHandshake {
-    /// Reads Noise message 2 and returns the transport keys and the responder's instance. On
-    /// failure the state is unchanged (snow restores its symmetric state), so a forged response
-    /// cannot spoil a genuine one.
+    /// Reads Noise message 2 and returns the transport keys, the responder's instance and its
+    /// path table (undecoded: the caller decides what a bad one means). On failure the state is
+    /// unchanged (snow restores its symmetric state), so a forged response cannot spoil a
+    /// genuine one.
     pub fn read_response(
         &mut self,
         noise: &[u8; RESPONSE_NOISE_LEN],
-    ) -> Result<(TransportKeys, u64), snow::Error> {
+    ) -> Result<ReadResponse, snow::Error> {
         let mut payload = [0u8; RESPONSE_NOISE_LEN];
         let len = self.state.read_message(noise, &mut payload)?;
-        // The envelope fixed the message length, so the payload is exactly an instance.
-        debug_assert_eq!(len, INSTANCE_LEN);
+        // The envelope fixed the message length, so the payload is exactly an instance and a
+        // path table.
+        debug_assert_eq!(len, RESPONSE_PAYLOAD_LEN);
         let instance = u64::from_be_bytes(payload[..INSTANCE_LEN].try_into().expect("8 bytes"));
+        let paths = payload[INSTANCE_LEN..RESPONSE_PAYLOAD_LEN].try_into().expect("a table");
         let (initiator_to_responder, responder_to_initiator) =
             self.state.dangerously_get_raw_split();
-        Ok((TransportKeys { send: initiator_to_responder, recv: responder_to_initiator }, instance))
+        let keys = TransportKeys { send: initiator_to_responder, recv: responder_to_initiator };
+        Ok(ReadResponse { keys, instance, paths })
     }
 }
 
-/// An initiation that authenticated: its sender's static key, timestamp and instance, and the
-/// state that writes the response.
+/// What a response carried.
+pub(crate) struct ReadResponse {
+    pub keys: TransportKeys,
+    pub instance: u64,
+    pub paths: [u8; PATH_TABLE_LEN],
+}
+
+/// An initiation that authenticated: its sender's static key, timestamp, instance and path
+/// table (undecoded), and the state that writes the response.
 pub(crate) struct AcceptedInitiation {
     pub peer: PublicKey,
     pub timestamp: Tai64n,
     pub instance: u64,
+    pub paths: [u8; PATH_TABLE_LEN],
     state: HandshakeState,
 }
 
@@ -166,29 +201,33 @@ pub(crate) fn read_initiation(
     let mut state = builder(cipher, local, &unset)?.build_responder()?;
     let mut payload = [0u8; INITIATION_NOISE_LEN];
     let len = state.read_message(noise, &mut payload)?;
-    // The envelope fixed the message length, so the payload is exactly a timestamp and an
-    // instance.
-    debug_assert_eq!(len, TIMESTAMP_LEN + INSTANCE_LEN);
+    // The envelope fixed the message length, so the payload is exactly a timestamp, an
+    // instance and a path table.
+    debug_assert_eq!(len, INITIATION_PAYLOAD_LEN);
     let timestamp = Tai64n(payload[..TIMESTAMP_LEN].try_into().expect("payload holds 12 bytes"));
     let instance = u64::from_be_bytes(
         payload[TIMESTAMP_LEN..TIMESTAMP_LEN + INSTANCE_LEN].try_into().expect("8 bytes"),
     );
+    let paths =
+        payload[TIMESTAMP_LEN + INSTANCE_LEN..INITIATION_PAYLOAD_LEN].try_into().expect("a table");
     let remote = state.get_remote_static().ok_or(snow::Error::Input)?;
     let peer = PublicKey::from_bytes(remote.try_into().map_err(|_| snow::Error::Input)?);
-    Ok(AcceptedInitiation { peer, timestamp, instance, state })
+    Ok(AcceptedInitiation { peer, timestamp, instance, paths, state })
 }
 
 impl AcceptedInitiation {
-    /// Writes Noise message 2, carrying our `instance`, into `out` and returns the responder's
-    /// transport keys.
+    /// Writes Noise message 2, carrying `about` us, into `out` and returns
+    /// the responder's transport keys.
     pub fn write_response(
         mut self,
         psk: &PresharedKey,
-        instance: u64,
+        about: About<'_>,
         out: &mut [u8; RESPONSE_NOISE_LEN],
     ) -> Result<TransportKeys, snow::Error> {
         self.state.set_psk(usize::from(PSK_LOCATION), psk.as_bytes())?;
-        let written = self.state.write_message(&instance.to_be_bytes(), out)?;
+        let mut payload = [0u8; RESPONSE_PAYLOAD_LEN];
+        about.write(&mut payload);
+        let written = self.state.write_message(&payload, out)?;
         debug_assert_eq!(written, RESPONSE_NOISE_LEN);
         let (initiator_to_responder, responder_to_initiator) =
             self.state.dangerously_get_raw_split();
@@ -214,6 +253,15 @@ mod tests {
     use crate::crypto::keys::generate_keypair;
 
     const CIPHER: Cipher = Cipher::Aes256Gcm;
+
+    fn paths(name: &str) -> PathTable {
+        PathTable::new(&[name]).unwrap()
+    }
+
+    /// A leaked table keeps the tests' calls short; tests are short-lived.
+    fn about(instance: u64, name: &str) -> About<'static> {
+        About { instance, paths: Box::leak(Box::new(paths(name))) }
+    }
 
     #[test]
     fn tai64n_of_a_known_instant() {
@@ -246,16 +294,27 @@ mod tests {
             let psk = PresharedKey::from_bytes([7; 32]);
             let stamp = Tai64n::from_unix(Duration::from_secs(1_700_000_000));
             let mut m1 = [0u8; INITIATION_NOISE_LEN];
-            let mut initiator =
-                write_initiation(cipher, &i_private, &r_public, &psk, stamp, 11, &mut m1).unwrap();
+            let mut initiator = write_initiation(
+                cipher,
+                &i_private,
+                &r_public,
+                &psk,
+                stamp,
+                about(11, "a"),
+                &mut m1,
+            )
+            .unwrap();
             let accepted = read_initiation(cipher, &r_private, &m1).unwrap();
             assert_eq!(accepted.peer, i_public);
             assert_eq!(accepted.timestamp, stamp);
             assert_eq!(accepted.instance, 11);
             let mut m2 = [0u8; RESPONSE_NOISE_LEN];
-            let r_keys = accepted.write_response(&psk, 22, &mut m2).unwrap();
-            let (i_keys, r_instance) = initiator.read_response(&m2).unwrap();
-            assert_eq!(r_instance, 22);
+            assert_eq!(PathTable::decode(&accepted.paths), Ok(paths("a")));
+            let r_keys = accepted.write_response(&psk, about(22, "b"), &mut m2).unwrap();
+            let read = initiator.read_response(&m2).unwrap();
+            assert_eq!(read.instance, 22);
+            assert_eq!(PathTable::decode(&read.paths), Ok(paths("b")));
+            let i_keys = read.keys;
             assert_eq!(i_keys.send, r_keys.recv);
             assert_eq!(i_keys.recv, r_keys.send);
             assert_ne!(i_keys.send, i_keys.recv);
@@ -275,7 +334,8 @@ mod tests {
             (Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305),
         ] {
             let mut m1 = [0u8; INITIATION_NOISE_LEN];
-            write_initiation(initiator, &i_private, &r_public, &psk, stamp, 1, &mut m1).unwrap();
+            write_initiation(initiator, &i_private, &r_public, &psk, stamp, about(1, "a"), &mut m1)
+                .unwrap();
             assert_eq!(
                 read_initiation(responder, &r_private, &m1).err(),
                 Some(snow::Error::Decrypt)
@@ -293,12 +353,13 @@ mod tests {
         let stamp = Tai64n::from_unix(Duration::from_secs(1));
         let mut m1 = [0u8; INITIATION_NOISE_LEN];
         let mut initiator =
-            write_initiation(CIPHER, &i_private, &r_public, &right, stamp, 1, &mut m1).unwrap();
+            write_initiation(CIPHER, &i_private, &r_public, &right, stamp, about(1, "a"), &mut m1)
+                .unwrap();
         // Message 1 carries no PSK: a responder with the wrong one reads it...
         let mut forged = [0u8; RESPONSE_NOISE_LEN];
         read_initiation(CIPHER, &r_private, &m1)
             .unwrap()
-            .write_response(&wrong, 2, &mut forged)
+            .write_response(&wrong, about(2, "b"), &mut forged)
             .unwrap();
         // ...but its response does not authenticate.
         assert_eq!(initiator.read_response(&forged).err(), Some(snow::Error::Decrypt));
@@ -306,7 +367,7 @@ mod tests {
         let mut genuine = [0u8; RESPONSE_NOISE_LEN];
         read_initiation(CIPHER, &r_private, &m1)
             .unwrap()
-            .write_response(&right, 2, &mut genuine)
+            .write_response(&right, about(2, "b"), &mut genuine)
             .unwrap();
         assert!(initiator.read_response(&genuine).is_ok());
     }
@@ -319,7 +380,8 @@ mod tests {
         let psk = PresharedKey::from_bytes([0; 32]);
         let mut m1 = [0u8; INITIATION_NOISE_LEN];
         let stamp = Tai64n::from_unix(Duration::from_secs(1));
-        write_initiation(CIPHER, &i_private, &r_public, &psk, stamp, 1, &mut m1).unwrap();
+        write_initiation(CIPHER, &i_private, &r_public, &psk, stamp, about(1, "a"), &mut m1)
+            .unwrap();
         assert!(read_initiation(CIPHER, &other_private, &m1).is_err());
     }
 }

@@ -19,6 +19,7 @@ use ring::aead::{Aad, LessSafeKey, UnboundKey};
 use super::cipher::Cipher;
 use super::envelope::{transport_header, HEADER_LEN, TAG_LEN};
 use super::handshake::TransportKeys;
+use super::path_table::PathMap;
 use super::replay::ReplayWindow;
 use super::CryptoError;
 
@@ -30,6 +31,9 @@ pub struct Keypair {
     pub remote_index: u32,
     /// When the handshake that made these keys completed on this side.
     pub created: Instant,
+    /// How our paths meet the peer's, from the path tables of the handshake that made these
+    /// keys: a datagram sealed or opened with them names its path by this map.
+    pub paths: PathMap,
     cipher: Cipher,
     send: LessSafeKey,
     recv: LessSafeKey,
@@ -44,6 +48,7 @@ impl Keypair {
         local_index: u32,
         remote_index: u32,
         created: Instant,
+        paths: PathMap,
     ) -> Box<Self> {
         let key = |bytes: &[u8; 32]| {
             LessSafeKey::new(
@@ -54,6 +59,7 @@ impl Keypair {
             local_index,
             remote_index,
             created,
+            paths,
             cipher,
             send: key(&keys.send),
             recv: key(&keys.recv),
@@ -145,12 +151,17 @@ mod tests {
     use crate::crypto::envelope::Envelope;
     use crate::crypto::ReplayError;
 
+    fn one_path() -> PathMap {
+        let t = crate::crypto::PathTable::new(&["p"]).unwrap();
+        PathMap::initiator(&t, &t)
+    }
+
     fn pair(cipher: Cipher) -> (Box<Keypair>, Box<Keypair>) {
         let a = TransportKeys { send: [1; 32], recv: [2; 32] };
         let b = TransportKeys { send: [2; 32], recv: [1; 32] };
         (
-            Keypair::new(cipher, &a, 10, 20, Instant::ZERO),
-            Keypair::new(cipher, &b, 20, 10, Instant::ZERO),
+            Keypair::new(cipher, &a, 10, 20, Instant::ZERO, one_path()),
+            Keypair::new(cipher, &b, 20, 10, Instant::ZERO, one_path()),
         )
     }
 

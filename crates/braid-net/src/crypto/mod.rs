@@ -13,6 +13,7 @@
 //! - [`ratelimit`]: when the responder is under load; handshakes per source and in all.
 //! - [`gate`]: the responder's checks before any DH, built from the two above.
 //! - [`responder`]: a server's sessions for several peers behind one gate.
+//! - [`path_table`]: the path names each handshake carries, and the path ids both ends derive.
 //! - [`handshake`]: Noise_IKpsk2_25519_{AESGCM,ChaChaPoly}_BLAKE2s through snow, TAI64N
 //!   timestamps.
 //! - [`keypair`]: one pair of transport keys: ring's AEAD with counter nonces.
@@ -29,6 +30,7 @@ pub mod gate;
 pub mod handshake;
 pub mod keypair;
 pub mod keys;
+pub mod path_table;
 pub mod ratelimit;
 pub mod replay;
 pub mod responder;
@@ -37,6 +39,7 @@ pub mod session;
 pub use cipher::{Cipher, UnknownCipher};
 pub use envelope::{EnvelopeError, MessageKind, HEADER_LEN, TAG_LEN};
 pub use keys::{generate_keypair, KeyError, PresharedKey, PrivateKey, PublicKey};
+pub use path_table::{PathMap, PathTable, PathTableError};
 pub use replay::ReplayError;
 pub use responder::{PeerKeys, Responder};
 pub use session::{Opened, Role, Session, SessionConfig, SessionCounters, REPLY_MAX};
@@ -71,8 +74,12 @@ pub enum CryptoError {
     Mac1,
     #[error("initiation refused: over the handshake rate limit (per source address or in all)")]
     RateLimited,
-    #[error("a transport datagram for path {named} arrived on path {arrived_on}")]
+    #[error("a transport datagram for path id {named} arrived on our path {arrived_on}")]
     WrongPath { named: u8, arrived_on: u8 },
+    #[error("our path {0} has no path of its name at the peer")]
+    UnmatchedPath(u8),
+    #[error("the peer's path table is malformed: {0}")]
+    PathTable(PathTableError),
     #[error("the OS random source failed")]
     Random,
     #[error("a {role} does not accept {kind} messages")]

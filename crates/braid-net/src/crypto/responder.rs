@@ -19,6 +19,7 @@ use braid_core::Instant;
 use super::envelope::{Envelope, MessageKind, INITIATION_LEN, INITIATION_NOISE_LEN};
 use super::gate::{Admitted, Gate};
 use super::keys::{PresharedKey, PrivateKey, PublicKey};
+use super::path_table::PathTable;
 use super::session::{Opened, Role, Session, SessionConfig, SessionCounters};
 use super::{Cipher, CryptoError};
 
@@ -42,13 +43,14 @@ pub struct PeerKeys {
 }
 
 impl Responder {
-    /// Sessions for `peers`, our key `local` and `instance`, at `now` (`unix_time` is unused by
-    /// a responder, as by [`Session::new`]).
+    /// Sessions for `peers`, our key `local`, `instance` and path names `paths`, at `now`
+    /// (`unix_time` is unused by a responder, as by [`Session::new`]).
     pub fn new(
         cipher: Cipher,
         local: PrivateKey,
         peers: Vec<PeerKeys>,
         instance: u64,
+        paths: &PathTable,
         now: Instant,
         unix_time: Duration,
     ) -> Self {
@@ -64,6 +66,7 @@ impl Responder {
                     psk: p.psk,
                     index_seed: p.index_seed,
                     instance,
+                    paths: paths.clone(),
                 };
                 Session::new(config, now, unix_time)
             })
@@ -191,8 +194,13 @@ mod tests {
             psk,
             index_seed: n,
             instance: n,
+            paths: one_path(),
         };
         Session::new(config, T0, Duration::from_secs(1_700_000_000))
+    }
+
+    fn one_path() -> PathTable {
+        PathTable::new(&["p0"]).unwrap()
     }
 
     fn from(n: u8) -> SocketAddr {
@@ -219,7 +227,7 @@ mod tests {
     }
 
     fn handshake(c: &mut Session, r: &mut Responder, src: SocketAddr) -> Option<usize> {
-        let mut buf = [0u8; 256];
+        let mut buf = [0u8; INITIATION_LEN];
         let n = c.poll_handshake(T0, &mut buf).unwrap().unwrap();
         let (peer, response) = open(r, src, &buf[..n]);
         let mut response = response.unwrap();
@@ -250,7 +258,15 @@ mod tests {
             PeerKeys { public_key: a, psk: None, index_seed: 1 },
             PeerKeys { public_key: b, psk: Some(psk_b.clone()), index_seed: 2 },
         ];
-        let mut r = Responder::new(Cipher::default(), server_private, peers, 9, T0, Duration::ZERO);
+        let mut r = Responder::new(
+            Cipher::default(),
+            server_private,
+            peers,
+            9,
+            &one_path(),
+            T0,
+            Duration::ZERO,
+        );
         let mut ca = client(&a_private, &server, None, 11);
         let mut cb = client(&b_private, &server, Some(psk_b), 12);
         // Client b first: the peer is found by its key, whatever the order.
@@ -268,7 +284,7 @@ mod tests {
         // A stranger who knows the server's key passes mac1 and fails at the peer lookup.
         let (x_private, _) = generate_keypair().unwrap();
         let mut cx = client(&x_private, &server, None, 13);
-        let mut buf = [0u8; 256];
+        let mut buf = [0u8; INITIATION_LEN];
         let n = cx.poll_handshake(T0, &mut buf).unwrap().unwrap();
         assert!(matches!(
             open(&mut r, from(3), &buf[..n]),
@@ -305,10 +321,18 @@ mod tests {
             PeerKeys { public_key: a, psk: None, index_seed: 1 },
             PeerKeys { public_key: b, psk: None, index_seed: 2 },
         ];
-        let mut r = Responder::new(Cipher::default(), server_private, peers, 9, T0, Duration::ZERO);
+        let mut r = Responder::new(
+            Cipher::default(),
+            server_private,
+            peers,
+            9,
+            &one_path(),
+            T0,
+            Duration::ZERO,
+        );
         let _ = client(&a_private, &server, None, 1);
         let mut cb = client(&b_private, &server, None, 2);
-        let mut buf = [0u8; 256];
+        let mut buf = [0u8; INITIATION_LEN];
         let n = cb.poll_handshake(T0, &mut buf).unwrap().unwrap();
         let (p1, first) = open(&mut r, from(2), &buf[..n]);
         let (p2, copy) = open(&mut r, from(4), &buf[..n]);

@@ -73,9 +73,10 @@ use super::envelope::{
     MAC_LEN, RESPONSE_LEN, RESPONSE_NOISE_LEN, SEALED_COOKIE_LEN, TAG_LEN,
 };
 use super::gate::{Admitted, Gate};
-use super::handshake::{self, InitiatorHandshake, Tai64n};
+use super::handshake::{self, About, InitiatorHandshake, Tai64n};
 use super::keypair::Keypair;
 use super::keys::{PresharedKey, PrivateKey, PublicKey};
+use super::path_table::{PathMap, PathTable};
 use super::CryptoError;
 
 /// The initiator rekeys once its keys are this old (WireGuard section 6.1, Rekey-After-Time).
@@ -122,6 +123,8 @@ pub struct SessionConfig {
     /// This endpoint's instance: drawn at random when the process starts, sent in every
     /// handshake, so that the peer can tell a restart from a rekey.
     pub instance: u64,
+    /// Our paths' names, in our order: sent in every handshake, matched with the peer's.
+    pub paths: PathTable,
 }
 
 /// What [`Session::open`] made of a datagram.
@@ -205,13 +208,17 @@ pub struct Session {
     next_peer_instance: Option<u64>,
     /// Keys of a new peer instance came into use and the caller has not been told.
     peer_restarted: bool,
+    /// Our path names, sent in every handshake.
+    paths: PathTable,
+    /// Keys whose path map differs from the last keys' came into use, untold.
+    paths_changed: bool,
 }
 
 impl Session {
     /// A session with no keys yet. `unix_time` is the wall clock (time since the Unix epoch) at
     /// `now`; only the initiator uses it, for initiation timestamps.
     pub fn new(config: SessionConfig, now: Instant, unix_time: Duration) -> Self {
-        let SessionConfig { role, cipher, local, peer, psk, index_seed, instance } = config;
+        let SessionConfig { role, cipher, local, peer, psk, index_seed, instance, paths } = config;
         let jar = CookieJar::new(&peer);
         let own = local.public_key();
         let checker = CookieChecker::new(&own);
@@ -246,7 +253,30 @@ impl Session {
             peer_instance: None,
             next_peer_instance: None,
             peer_restarted: false,
+            paths,
+            paths_changed: false,
         }
+    }
+
+    /// How our paths meet the peer's under the keys in use: by name, from the path tables of
+    /// their handshake ([`super::path_table`]).
+    pub fn path_map(&self) -> Option<&PathMap> {
+        self.current.as_ref().map(|k| &k.paths)
+    }
+
+    /// Whether keys with another path map than the keys before them came into use since the
+    /// last call (the first handshake counts): the caller reports unmatched paths and stops or
+    /// resumes using them.
+    pub fn take_paths_changed(&mut self) -> bool {
+        std::mem::take(&mut self.paths_changed)
+    }
+
+    /// Makes `keys` current (the old current becomes previous) and notes a change of path map.
+    fn make_current(&mut self, keys: Box<Keypair>) {
+        if self.current.as_ref().is_none_or(|old| old.paths != keys.paths) {
+            self.paths_changed = true;
+        }
+        self.previous = self.current.replace(keys);
     }
 
     /// Whether keys from a handshake with a new instance of the peer (it restarted) came into
@@ -327,7 +357,7 @@ impl Session {
             &self.peer,
             &self.psk,
             timestamp,
-            self.instance,
+            About { instance: self.instance, paths: &self.paths },
             &mut noise,
         )
         .map_err(CryptoError::Handshake)?;
@@ -359,12 +389,13 @@ impl Session {
     }
 
     /// Seals the plaintext at `buf[HEADER_LEN..HEADER_LEN + plaintext_len]` with the current
-    /// keys for path `path_id` (which the header names, authenticated), writing the header in
-    /// front and the tag after; returns the datagram length (`plaintext_len + OVERHEAD`).
+    /// keys for our path `path` (whose wire id the header names, authenticated), writing the
+    /// header in front and the tag after; returns the datagram length (`plaintext_len +
+    /// OVERHEAD`). A path the peer has no match for is [`CryptoError::UnmatchedPath`].
     pub fn seal(
         &mut self,
         now: Instant,
-        path_id: u8,
+        path: u8,
         buf: &mut [u8],
         plaintext_len: usize,
     ) -> Result<usize, CryptoError> {
@@ -374,7 +405,8 @@ impl Session {
             return Err(CryptoError::BufferTooSmall { needed, available: buf.len() });
         }
         let keys = self.current.as_mut().ok_or(CryptoError::NoSession)?;
-        let n = keys.seal(path_id, buf, plaintext_len)?;
+        let wire = keys.paths.wire_id(usize::from(path)).ok_or(CryptoError::UnmatchedPath(path))?;
+        let n = keys.seal(wire, buf, plaintext_len)?;
         self.last_sent = Some(now);
         if plaintext_len > 0 {
             self.last_data_sent = Some(now);
@@ -383,17 +415,17 @@ impl Session {
         Ok(n)
     }
 
-    /// Takes one received datagram from path `path_id`, sent from `src` (the source address a
+    /// Takes one received datagram from our path `path`, sent from `src` (the source address a
     /// cookie binds). Transport plaintext is decrypted in place and returned as a slice of
     /// `datagram`; a responder's handshake response or cookie reply goes into `reply` (which
-    /// needs [`REPLY_MAX`] bytes). A transport datagram naming another path is refused before
-    /// anything else (no key lookup, no replay-window change). Errors mean: drop the datagram
-    /// (the counters record why).
+    /// needs [`REPLY_MAX`] bytes). A transport datagram naming another path (by the path map of
+    /// the keys it names) is refused before its tag is checked and before the replay window
+    /// changes. Errors mean: drop the datagram (the counters record why).
     pub fn open<'a>(
         &mut self,
         now: Instant,
         src: SocketAddr,
-        path_id: u8,
+        path: u8,
         datagram: &'a mut [u8],
         reply: &mut [u8],
     ) -> Result<Opened<'a>, CryptoError> {
@@ -417,12 +449,9 @@ impl Session {
                 self.on_cookie_reply(now, receiver_index, nonce, sealed_cookie)?;
                 Ok(Opened::Cookie)
             }
-            Envelope::Transport { path_id: named, .. } if named != path_id => {
-                self.counters.wrong_path += 1;
-                Err(CryptoError::WrongPath { named, arrived_on: path_id })
-            }
-            Envelope::Transport { receiver_index, counter, .. } => {
-                self.on_transport(now, receiver_index, counter, datagram).map(Opened::Data)
+            Envelope::Transport { path_id: named, receiver_index, counter, .. } => {
+                let at = Arrival { path, named };
+                self.on_transport(now, receiver_index, counter, at, datagram).map(Opened::Data)
             }
         }
     }
@@ -585,12 +614,18 @@ impl Session {
             self.counters.replayed_initiations += 1;
             return Err(CryptoError::ReplayedInitiation);
         }
+        let theirs = PathTable::decode(&accepted.paths).map_err(|e| {
+            self.counters.handshake_failures += 1;
+            CryptoError::PathTable(e)
+        })?;
+        let paths = PathMap::responder(&self.paths, &theirs);
         let timestamp = accepted.timestamp;
         let local_index = self.fresh_index();
         let mut noise_out = [0u8; RESPONSE_NOISE_LEN];
         let peer_instance = accepted.instance;
+        let about = About { instance: self.instance, paths: &self.paths };
         let keys = accepted
-            .write_response(&self.psk, self.instance, &mut noise_out)
+            .write_response(&self.psk, about, &mut noise_out)
             .map_err(CryptoError::Handshake)?;
         let zero = [0u8; MAC_LEN];
         let n = Envelope::Response {
@@ -603,7 +638,7 @@ impl Session {
         .emit(reply)?;
         self.jar.stamp(now, reply);
         self.greatest_timestamp_accepted = Some(timestamp);
-        self.next = Some(Keypair::new(self.cipher, &keys, local_index, sender_index, now));
+        self.next = Some(Keypair::new(self.cipher, &keys, local_index, sender_index, now, paths));
         self.next_peer_instance = Some(peer_instance);
         let mut response = [0u8; RESPONSE_LEN];
         response.copy_from_slice(reply);
@@ -629,18 +664,25 @@ impl Session {
             self.counters.unknown_index += 1;
             return Err(CryptoError::UnknownIndex(receiver_index));
         };
-        let (keys, peer_instance) = pending.handshake.read_response(noise).map_err(|e| {
+        let read = pending.handshake.read_response(noise).map_err(|e| {
             self.counters.handshake_failures += 1;
             CryptoError::Handshake(e)
         })?;
         let local_index = pending.local_index;
         self.pending = None;
-        self.previous = self.current.take();
-        self.current = Some(Keypair::new(self.cipher, &keys, local_index, sender_index, now));
+        // An authenticated response with a malformed table is the peer's bug: its keys are not
+        // used, and the next initiation tries again.
+        let theirs = PathTable::decode(&read.paths).map_err(|e| {
+            self.counters.handshake_failures += 1;
+            CryptoError::PathTable(e)
+        })?;
+        let paths = PathMap::initiator(&self.paths, &theirs);
+        let keys = Keypair::new(self.cipher, &read.keys, local_index, sender_index, now, paths);
+        self.make_current(keys);
         self.confirmation_due = true;
         self.last_received = Some(now);
         self.counters.handshakes_completed += 1;
-        self.keys_from_instance(peer_instance);
+        self.keys_from_instance(read.instance);
         Ok(())
     }
 
@@ -672,6 +714,7 @@ impl Session {
         now: Instant,
         receiver_index: u32,
         counter: u64,
+        at: Arrival,
         datagram: &'a mut [u8],
     ) -> Result<&'a mut [u8], CryptoError> {
         let slot = [
@@ -693,6 +736,10 @@ impl Session {
         }
         .as_mut()
         .expect("slot found above");
+        if keys.paths.wire_id(usize::from(at.path)) != Some(at.named) {
+            self.counters.wrong_path += 1;
+            return Err(CryptoError::WrongPath { named: at.named, arrived_on: at.path });
+        }
         let plaintext = keys.open(counter, datagram).map_err(|e| {
             match e {
                 CryptoError::Authentication => self.counters.bad_macs += 1,
@@ -703,8 +750,8 @@ impl Session {
         })?;
         if slot == Slot::Next {
             // Key confirmation: the initiator uses the new keys, so the responder does too.
-            self.previous = self.current.take();
-            self.current = self.next.take();
+            let next = self.next.take().expect("the datagram opened with them");
+            self.make_current(next);
             self.counters.handshakes_completed += 1;
             if let Some(instance) = self.next_peer_instance.take() {
                 self.keys_from_instance(instance);
@@ -749,6 +796,13 @@ impl Session {
             }
         }
     }
+}
+
+/// Where a transport datagram came in: our path, and the wire id its header names.
+#[derive(Clone, Copy)]
+struct Arrival {
+    path: u8,
+    named: u8,
 }
 
 fn expired(keys: &Keypair, now: Instant) -> bool {

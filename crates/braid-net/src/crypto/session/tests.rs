@@ -53,6 +53,7 @@ impl Ends {
             psk,
             index_seed: 1,
             instance: 1,
+            paths: test_paths(),
         };
         Session::new(config, T0, UNIX_AT_T0)
     }
@@ -66,13 +67,19 @@ impl Ends {
             psk,
             index_seed: 2,
             instance: 2,
+            paths: test_paths(),
         };
         Session::new(config, T0, Duration::ZERO)
     }
 }
 
+/// The paths both ends list, in the same order, unless a test says otherwise.
+fn test_paths() -> PathTable {
+    PathTable::new(&["p0", "p1", "p2"]).unwrap()
+}
+
 fn initiation(client: &mut Session, now: Instant) -> Option<Vec<u8>> {
-    let mut buf = [0u8; 200];
+    let mut buf = [0u8; INITIATION_LEN];
     client.poll_handshake(now, &mut buf).unwrap().map(|n| buf[..n].to_vec())
 }
 
@@ -260,6 +267,7 @@ fn initiation_from_another_static_key_is_refused() {
             psk: None,
             index_seed: 3,
             instance: 0,
+            paths: test_paths(),
         },
         T0,
         UNIX_AT_T0,
@@ -283,6 +291,7 @@ fn initiation_for_another_responder_is_refused() {
             psk: None,
             index_seed: 4,
             instance: 0,
+            paths: test_paths(),
         },
         T0,
         UNIX_AT_T0,
@@ -578,6 +587,7 @@ fn debug_output_holds_no_secret() {
             psk: Some(PresharedKey::from_bytes([0x42; 32])),
             index_seed: 0,
             instance: 0,
+            paths: test_paths(),
         }
     );
     let secret = ends.client_private.to_base64();
@@ -615,6 +625,7 @@ fn stranger(ends: &Ends, seed: u64) -> Session {
         psk: None,
         index_seed: seed,
         instance: seed,
+        paths: test_paths(),
     };
     Session::new(config, T0, UNIX_AT_T0)
 }
@@ -739,7 +750,7 @@ fn under_load_one_address_with_a_cookie_gets_at_most_its_rate() {
         let now = at(0.03 + k as f64 * 5e-3);
         // A fresh initiation each time (as if each try timed out): forge the timer by making a
         // new stranger that shares the cookie is not possible, so reuse one and advance it.
-        let mut buf = [0u8; 200];
+        let mut buf = [0u8; INITIATION_LEN];
         s.pending = None;
         let n = s.poll_handshake(now, &mut buf).unwrap().unwrap();
         let _ = deliver_from(&mut server, now, src, &buf[..n]);
@@ -763,6 +774,7 @@ fn restarted_client(ends: &Ends, instance: u64) -> Session {
         psk: None,
         index_seed: 77,
         instance,
+        paths: test_paths(),
     };
     // A later wall clock, as a restart has: its timestamps pass the server's replay check.
     Session::new(config, T0, UNIX_AT_T0 + Duration::from_secs(60))
@@ -805,6 +817,7 @@ fn a_restarted_server_is_a_restart_for_the_client() {
         psk: None,
         index_seed: 5,
         instance: 1234,
+        paths: test_paths(),
     };
     let mut reborn = Session::new(config, at(20.0), Duration::ZERO);
     // The client notices the silence and initiates again (KEEPALIVE_TIMEOUT + REKEY_TIMEOUT
@@ -892,4 +905,95 @@ fn a_datagram_on_another_path_than_it_names_is_refused_without_side_effects() {
         client.open(at(1.0), peer_addr(), 1, &mut on_1, &mut reply),
         Err(CryptoError::WrongPath { named: 2, arrived_on: 1 })
     ));
+}
+
+/// Sessions whose ends list paths `client_paths` and `server_paths`, after a handshake.
+fn established_named(client_paths: &[&str], server_paths: &[&str]) -> (Session, Session) {
+    let ends = Ends::new();
+    let config = |role, local: &PrivateKey, peer: &PrivateKey, names: &[&str]| SessionConfig {
+        role,
+        cipher: ends.cipher,
+        local: local.clone(),
+        peer: peer.public_key(),
+        psk: None,
+        index_seed: 7,
+        instance: 7,
+        paths: PathTable::new(names).unwrap(),
+    };
+    let client = config(Role::Initiator, &ends.client_private, &ends.server_private, client_paths);
+    let server = config(Role::Responder, &ends.server_private, &ends.client_private, server_paths);
+    let mut client = Session::new(client, T0, UNIX_AT_T0);
+    let mut server = Session::new(server, T0, Duration::ZERO);
+    let on = server_paths.iter().position(|n| *n == client_paths[0]).expect("path 0 matched");
+    handshake_on(&mut client, &mut server, T0, on as u8);
+    (client, server)
+}
+
+/// [`handshake`], with the client's confirmation (sent on its path 0) arriving on the server's
+/// path `on`.
+fn handshake_on(client: &mut Session, server: &mut Session, now: Instant, on: u8) {
+    let init = initiation(client, now).expect("an initiation is due");
+    let response = reply_of(deliver(server, now, &init));
+    assert_eq!(deliver(client, now, &response), Ok(Output::Established));
+    let mut confirm = keepalive(client, now).expect("the initiator confirms at once");
+    let mut reply = [0u8; REPLY_MAX];
+    let opened = server.open(now, peer_addr(), on, &mut confirm, &mut reply);
+    assert_eq!(opened, Ok(Opened::Data(&mut [])));
+}
+
+/// Seals `plain` on `from`'s path `path` and opens it at `to` on `to`'s path `on`.
+fn cross(
+    from: &mut Session,
+    path: u8,
+    to: &mut Session,
+    on: u8,
+    plain: &[u8],
+) -> Result<Vec<u8>, CryptoError> {
+    let mut buf = vec![0u8; plain.len() + OVERHEAD];
+    buf[HEADER_LEN..HEADER_LEN + plain.len()].copy_from_slice(plain);
+    let n = from.seal(at(1.0), path, &mut buf, plain.len())?;
+    let mut reply = [0u8; REPLY_MAX];
+    match to.open(at(1.0), peer_addr(), on, &mut buf[..n], &mut reply)? {
+        Opened::Data(p) => Ok(p.to_vec()),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Paths are matched by name, not by their order in the files: the client lists wifi then
+/// cellular, the server cellular then wifi, and each datagram opens on the receiver's path of
+/// the name it was sent on, and only there.
+#[test]
+fn paths_listed_in_other_orders_meet_by_name() {
+    let (mut client, mut server) = established_named(&["wifi", "cellular"], &["cellular", "wifi"]);
+    assert!(client.take_paths_changed() && server.take_paths_changed());
+    assert!(!client.take_paths_changed(), "told once");
+    // Client's wifi (its path 0) is the server's path 1, and the reverse.
+    assert_eq!(cross(&mut client, 0, &mut server, 1, b"up wifi"), Ok(b"up wifi".to_vec()));
+    assert_eq!(cross(&mut client, 1, &mut server, 0, b"up cell"), Ok(b"up cell".to_vec()));
+    assert_eq!(cross(&mut server, 0, &mut client, 1, b"dn cell"), Ok(b"dn cell".to_vec()));
+    assert_eq!(cross(&mut server, 1, &mut client, 0, b"dn wifi"), Ok(b"dn wifi".to_vec()));
+    // Client's wifi arriving on the server's cellular socket: refused, and the server can name
+    // both paths.
+    assert_eq!(
+        cross(&mut client, 0, &mut server, 0, b"x"),
+        Err(CryptoError::WrongPath { named: 0, arrived_on: 0 })
+    );
+    let map = server.path_map().unwrap();
+    assert_eq!(map.wire_name(0), Some("wifi"));
+    assert!(map.peer_only().is_empty());
+    // A rekey with the same tables is no change.
+    handshake_on(&mut client, &mut server, at(121.0), 1);
+    assert!(!client.take_paths_changed() && !server.take_paths_changed());
+}
+
+/// A path only one end has carries nothing, and each end knows the other's unmatched name.
+#[test]
+fn a_path_the_peer_does_not_know_is_unmatched_at_both_ends() {
+    let (mut client, mut server) = established_named(&["wifi", "lte"], &["wifi", "cellular"]);
+    assert_eq!(client.path_map().unwrap().peer_only(), ["cellular"]);
+    assert_eq!(server.path_map().unwrap().peer_only(), ["lte"]);
+    assert!(!client.path_map().unwrap().is_matched(1) && !server.path_map().unwrap().is_matched(1));
+    assert_eq!(cross(&mut client, 1, &mut server, 1, b"x"), Err(CryptoError::UnmatchedPath(1)));
+    assert_eq!(cross(&mut server, 1, &mut client, 1, b"x"), Err(CryptoError::UnmatchedPath(1)));
+    assert_eq!(cross(&mut client, 0, &mut server, 0, b"ok"), Ok(b"ok".to_vec()));
 }
