@@ -34,6 +34,16 @@ deps:
 			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables; } 2>&1 ) || \
 			{ echo "$$out" >&2; exit 1; }; \
 	fi
+	@# Debian's chromium for the operator page's browser test, installed in the background while
+	@# the workspace builds; the test waits for target/chromium-install.rc (tunnel_edges_netns.rs).
+	@if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" -eq 0 ] && \
+		[ ! -f target/chromium-install.rc ]; then \
+		echo "installing chromium in the background (log: target/chromium-install.log)"; \
+		mkdir -p target; \
+		( { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends chromium; } > target/chromium-install.log 2>&1; \
+			echo $$? > target/chromium-install.rc ) < /dev/null > /dev/null 2>&1 & \
+	fi
 
 bench:
 	$(CARGO) build --release -p braid

@@ -52,6 +52,8 @@ pub struct TunnelSpec {
     /// The server's file lists its paths in reverse order (paths are matched by name, not
     /// by position).
     pub server_reversed: bool,
+    /// Prefixes the client routes through the tunnel (`interface.routes`).
+    pub client_routes: Vec<String>,
 }
 
 /// The tunnel's inner IPv6 addresses. The daemon requires an MTU of at least 1280 with them
@@ -95,6 +97,7 @@ impl TunnelSpec {
             cipher: Cipher::default(),
             server_names: Vec::new(),
             server_reversed: false,
+            client_routes: Vec::new(),
         }
     }
 }
@@ -152,6 +155,10 @@ fn config_text(
     let _ = writeln!(t, "cipher = \"{}\"", spec.cipher);
     // The daemon reads its transport from [interface]; the [tunnel] section below says the same.
     let _ = writeln!(t, "transport = \"{}\"", spec.tunnel.transport);
+    if !server && !spec.client_routes.is_empty() {
+        let routes: Vec<String> = spec.client_routes.iter().map(|r| format!("\"{r}\"")).collect();
+        let _ = writeln!(t, "routes = [{}]", routes.join(", "));
+    }
     let _ = writeln!(t, "[peer]\npublic_key = \"{peer}\"");
     let _ = writeln!(t, "[liveness]\ndead_after_ms = {}", spec.dead_after_ms);
     // Serialized under its key, so its algorithm tables are written as [tunnel.acpf], ...

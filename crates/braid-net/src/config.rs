@@ -12,6 +12,9 @@
 //! control_socket = "/run/braid/braid0.sock"   # the default: /run/braid/NAME.sock (mode 0600)
 //! cipher = "aes-256-gcm"          # or "chacha20-poly1305"; both peers must agree
 //! transport = "udp"               # udp (datagrams) or tcp (one kernel TCP connection per path)
+//! routes = ["0.0.0.0/0"]          # optional: prefixes routed through the tunnel (wg-quick style)
+//! table = 51900                   # with routes: their routing table; fwmark = the path sockets'
+//!                                 # SO_MARK (default: the table), which skips that table
 //!
 //! [peer]
 //! public_key = "<base64>"
@@ -147,6 +150,19 @@ impl FromStr for IfAddr {
 }
 
 impl IfAddr {
+    /// The network address: this address with its host bits cleared.
+    pub fn network(&self) -> IpAddr {
+        let bits = u32::from(self.prefix_len);
+        match self.addr {
+            IpAddr::V4(a) => {
+                IpAddr::V4((u32::from(a) & u32::MAX.checked_shl(32 - bits).unwrap_or(0)).into())
+            }
+            IpAddr::V6(a) => {
+                IpAddr::V6((u128::from(a) & u128::MAX.checked_shl(128 - bits).unwrap_or(0)).into())
+            }
+        }
+    }
+
     /// Whether `ip` is inside this address's network (the prefix's bits equal).
     pub fn contains(&self, ip: IpAddr) -> bool {
         let bits = u32::from(self.prefix_len);
@@ -223,7 +239,28 @@ pub struct PathConfig {
     pub device: Option<String>,
     pub remote: Option<SocketAddr>,
     pub cost: u32,
+    /// SO_MARK of the path's socket when the tunnel installs routes ([`RoutingConfig`]): its
+    /// datagrams skip the tunnel's routing table and leave by the path's own routes.
+    pub fwmark: Option<u32>,
 }
+
+/// Routes through the tunnel, as wg-quick installs them (wg-quick(8), "Table" and "FwMark"):
+/// every prefix goes into routing table `table` via the TUN device; a policy rule sends what
+/// does not carry `fwmark` to that table, and the path sockets carry it, so the tunnel's own
+/// datagrams keep the host's routes. With a default route (`0.0.0.0/0` or `::/0`), a rule
+/// before it makes the main table win for everything but its default route (`ip rule ...
+/// suppress_prefixlength 0`), so the local networks stay reachable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoutingConfig {
+    /// Network prefixes (host bits zero).
+    pub routes: Vec<IfAddr>,
+    pub table: u32,
+    pub fwmark: u32,
+}
+
+/// The routing table and firewall mark used unless `interface.table`/`interface.fwmark` say
+/// otherwise: one number for both, as wg-quick does (it starts at 51820; this is Braid's).
+pub const DEFAULT_ROUTE_TABLE: u32 = 51_900;
 
 /// Liveness timers: when a quiet path is probed, and when silence means it is gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,6 +307,8 @@ pub struct DaemonConfig {
     pub tunnel: TunnelSection,
     pub liveness: LivenessConfig,
     pub paths: Vec<PathConfig>,
+    /// Routes the daemon installs through the tunnel (`interface.routes`), if any.
+    pub routing: Option<RoutingConfig>,
 }
 
 /// What is wrong with a configuration file.
@@ -317,6 +356,10 @@ struct InterfaceSection {
     cipher: Option<String>,
     #[serde(default, deserialize_with = "braid_config::de::named")]
     transport: Transport,
+    #[serde(default)]
+    routes: Vec<String>,
+    table: Option<u32>,
+    fwmark: Option<u32>,
 }
 
 fn default_mtu() -> u16 {
@@ -480,7 +523,11 @@ impl DaemonConfig {
             None => Cipher::default(),
         };
         let liveness = check_liveness(&file.liveness)?;
-        let paths = check_paths(i.role, file.paths)?;
+        let routing = check_routing(&i.routes, i.table, i.fwmark)?;
+        let mut paths = check_paths(i.role, file.paths)?;
+        for p in &mut paths {
+            p.fwmark = routing.as_ref().map(|r| r.fwmark);
+        }
         let tunnel = tunnel_section(file.tunnel, i.transport)?;
         if tunnel.transport != i.transport {
             return Err(invalid(
@@ -517,6 +564,7 @@ impl DaemonConfig {
             tunnel,
             liveness,
             paths,
+            routing,
         };
         config
             .core_config()
@@ -804,6 +852,54 @@ fn check_peers(
     Ok(peers)
 }
 
+/// `interface.routes`, `table` and `fwmark`: `None` without routes (then the other two must not
+/// be given either: they would mean nothing).
+fn check_routing(
+    routes: &[String],
+    table: Option<u32>,
+    fwmark: Option<u32>,
+) -> Result<Option<RoutingConfig>, ConfigError> {
+    if routes.is_empty() {
+        if table.is_some() || fwmark.is_some() {
+            let field = if table.is_some() { "interface.table" } else { "interface.fwmark" };
+            return Err(invalid(field, "means something only with interface.routes: remove it"));
+        }
+        return Ok(None);
+    }
+    let mut out: Vec<IfAddr> = Vec::with_capacity(routes.len());
+    for (n, r) in routes.iter().enumerate() {
+        let field = format!("interface.routes.{n}");
+        let net: IfAddr = r.parse().map_err(|e| invalid(&field, e))?;
+        if net.network() != net.addr {
+            return Err(invalid(
+                &field,
+                format!(
+                    "{r} has host bits set: give the network, {}/{}",
+                    net.network(),
+                    net.prefix_len
+                ),
+            ));
+        }
+        if out.contains(&net) {
+            return Err(invalid(&field, format!("{r} is listed twice")));
+        }
+        out.push(net);
+    }
+    // 0 is unspecified; 253-255 are the kernel's default, main and local tables.
+    let table = table.unwrap_or(DEFAULT_ROUTE_TABLE);
+    if table == 0 || (253..=255).contains(&table) {
+        return Err(invalid(
+            "interface.table",
+            "must be in 1..=4294967295 but not 253, 254 or 255 (the kernel's default, main and local tables)",
+        ));
+    }
+    let fwmark = fwmark.unwrap_or(table);
+    if fwmark == 0 {
+        return Err(invalid("interface.fwmark", "must be in 1..=4294967295 (0 marks nothing)"));
+    }
+    Ok(Some(RoutingConfig { routes: out, table, fwmark }))
+}
+
 fn check_paths(role: Role, sections: Vec<PathSection>) -> Result<Vec<PathConfig>, ConfigError> {
     if sections.is_empty() || sections.len() > MAX_PATHS {
         return Err(invalid("path", format!("need 1..={MAX_PATHS} [[path]] sections")));
@@ -862,7 +958,7 @@ fn check_paths(role: Role, sections: Vec<PathSection>) -> Result<Vec<PathConfig>
             ));
         }
         let cost = p.cost.unwrap_or(n as u32 + 1);
-        paths.push(PathConfig { name: p.name, bind, device: p.device, remote, cost });
+        paths.push(PathConfig { name: p.name, bind, device: p.device, remote, cost, fwmark: None });
     }
     Ok(paths)
 }
@@ -971,6 +1067,42 @@ cost = 7
         for (text, field) in cases {
             let got = err_field(&text);
             assert!(got.starts_with(field), "expected {field}, got {got}");
+        }
+    }
+
+    #[test]
+    fn routes_take_networks_and_mark_the_path_sockets() {
+        let with = |extra: &str| {
+            CLIENT.replace("role = \"client\"", &format!("role = \"client\"\n{extra}"))
+        };
+        let c = DaemonConfig::from_toml_str(&with("routes = [\"0.0.0.0/0\", \"fd00:9::/32\"]"))
+            .unwrap();
+        let r = c.routing.clone().unwrap();
+        assert_eq!((r.table, r.fwmark), (DEFAULT_ROUTE_TABLE, DEFAULT_ROUTE_TABLE));
+        assert_eq!(r.routes[1], "fd00:9::/32".parse().unwrap());
+        assert!(c.paths.iter().all(|p| p.fwmark == Some(DEFAULT_ROUTE_TABLE)));
+        let c =
+            DaemonConfig::from_toml_str(&with("routes = [\"10.9.0.0/16\"]\ntable = 7\nfwmark = 9"))
+                .unwrap();
+        assert_eq!(c.routing.map(|r| (r.table, r.fwmark)), Some((7, 9)));
+        let none = DaemonConfig::from_toml_str(CLIENT).unwrap();
+        assert!(none.routing.is_none() && none.paths.iter().all(|p| p.fwmark.is_none()));
+        let cases = [
+            ("routes = [\"10.9.0.1/16\"]", "interface.routes.0", "10.9.0.0/16"),
+            ("routes = [\"0.0.0.0/0\", \"10.9.0.0/33\"]", "interface.routes.1", "0..=32"),
+            ("routes = [\"0.0.0.0/0\", \"0.0.0.0/0\"]", "interface.routes.1", "twice"),
+            ("routes = [\"0.0.0.0/0\"]\ntable = 254", "interface.table", "main"),
+            ("routes = [\"0.0.0.0/0\"]\nfwmark = 0", "interface.fwmark", "1..="),
+            ("table = 7", "interface.table", "only with interface.routes"),
+        ];
+        for (extra, field, hint) in cases {
+            match DaemonConfig::from_toml_str(&with(extra)) {
+                Err(ConfigError::Invalid { field: f, detail }) => {
+                    assert_eq!(f, field, "{extra}");
+                    assert!(detail.contains(hint), "{extra}: {detail}");
+                }
+                other => panic!("{extra}: accepted: {other:?}"),
+            }
         }
     }
 

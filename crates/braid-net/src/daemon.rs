@@ -36,11 +36,13 @@ use tracing::{error, info, warn};
 use crate::config::{DaemonConfig, Role};
 use crate::control::{self, ControlSocket};
 use crate::crypto::{self, CryptoError, Opened, PeerKeys, Responder, Session, SessionConfig};
+use crate::history::{History, SharedHistory, HISTORY_INTERVAL};
 use crate::inner;
 use crate::liveness::Change;
 use crate::metrics::{self, PathSnapshot, PeerSnapshot, Shared, Snapshot};
 use crate::peer::{Peer, Sessions};
 use crate::pool::Pool;
+use crate::routing::Routes;
 use crate::signal::TerminationSignals;
 use crate::socket::READ_BUDGET;
 use crate::transport::{Transport, TransportError};
@@ -69,6 +71,8 @@ pub enum DaemonError {
     Control(#[from] control::ControlError),
     #[error(transparent)]
     Crypto(#[from] crypto::CryptoError),
+    #[error(transparent)]
+    Routing(#[from] crate::routing::RoutingError),
     #[error("{0}")]
     Config(String),
     #[error("{what}: {source}")]
@@ -129,9 +133,14 @@ pub struct Daemon {
     io: Io,
     st: State,
     shared: Shared,
+    /// The operator page's last minutes (history.rs), sampled every HISTORY_INTERVAL.
+    history: SharedHistory,
+    next_history: Instant,
     next_publish: Instant,
     /// Removes the control socket's file when the daemon ends.
     _control: ControlSocket,
+    /// Removes the routing rules when the daemon ends (the routes go with the TUN device).
+    _routes: Option<Routes>,
 }
 
 impl Daemon {
@@ -146,16 +155,23 @@ impl Daemon {
 
         // First, so that a second daemon for the same interface stops before touching anything.
         let shared: Shared = Arc::new(Mutex::new(Snapshot::default()));
+        let history: SharedHistory = Arc::new(Mutex::new(History::new()));
         let control = control::serve(&cfg.control_socket, Arc::clone(&shared))?;
 
         let now = Instant::ZERO;
         let paths = Transport::open(&cfg, now)?;
         let tun = Tun::create(&cfg.name, cfg.mtu, &cfg.addresses)?;
+        let routes = cfg.routing.as_ref().map(|r| Routes::install(&cfg.name, r)).transpose()?;
 
         let core = cfg.core_config();
 
         if let Some(addr) = cfg.metrics_listen {
-            metrics::serve(addr, Arc::clone(&shared))?;
+            let history = Arc::clone(&history);
+            let history_json = move || {
+                let h = history.lock().map(|h| serde_json::to_string(&*h));
+                h.ok().and_then(Result::ok).unwrap_or_default()
+            };
+            metrics::serve(addr, Arc::clone(&shared), history_json)?;
         }
         let pollfds = vec![pollfd(tun.raw_fd()), pollfd(signals.as_raw_fd())];
 
@@ -191,8 +207,11 @@ impl Daemon {
             io,
             st,
             shared,
+            history,
+            next_history: now,
             next_publish: now,
             _control: control,
+            _routes: routes,
         })
     }
 
@@ -497,6 +516,12 @@ impl Daemon {
             paths,
             peers,
         };
+        if now >= self.next_history {
+            if let Ok(mut h) = self.history.lock() {
+                h.record(&snap);
+            }
+            self.next_history = now + HISTORY_INTERVAL;
+        }
         if let Ok(mut s) = self.shared.lock() {
             *s = snap;
         }

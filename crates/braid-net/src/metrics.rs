@@ -1,6 +1,7 @@
 //! What the daemon reports: a [`Snapshot`] the event loop publishes every 100 ms, served on a
 //! local port as Prometheus text (`/metrics`) and JSON (`/status`), and printed as a table by
-//! `braid tunnel status`.
+//! `braid tunnel status`; beside them the operator page (`/`, `operator_page.html`) and the
+//! last five minutes it draws (`/history`, [`crate::history`]).
 //!
 //! Per-packet facts are counters in the snapshot, never log lines. The HTTP server is one
 //! blocking thread (tiny_http), apart from the packet path; the exposition format is
@@ -405,9 +406,17 @@ pub enum MetricsError {
     Fetch { addr: SocketAddr, detail: String },
 }
 
-/// Serves `/metrics` and `/status` from `shared` on `addr`, on a thread of its own that lives
-/// as long as the process.
-pub fn serve(addr: SocketAddr, shared: Shared) -> Result<(), MetricsError> {
+/// The operator page: one self-contained HTML file (no external resources), polling `history`.
+const OPERATOR_PAGE: &str = include_str!("operator_page.html");
+
+/// Serves `/metrics` and `/status` from `shared`, the operator page, and its `/history` as the
+/// JSON `history` writes (crate::history, which reads this module's snapshots), on `addr`, on
+/// a thread of its own that lives as long as the process.
+pub fn serve(
+    addr: SocketAddr,
+    shared: Shared,
+    history: impl Fn() -> String + Send + 'static,
+) -> Result<(), MetricsError> {
     let server = tiny_http::Server::http(addr)
         .map_err(|e| MetricsError::Listen { addr, detail: e.to_string() })?;
     thread::Builder::new()
@@ -420,6 +429,8 @@ pub fn serve(addr: SocketAddr, shared: Shared) -> Result<(), MetricsError> {
                     "/status" => {
                         (serde_json::to_string(&snap).unwrap_or_default(), "application/json")
                     }
+                    "/" => (OPERATOR_PAGE.to_string(), "text/html; charset=utf-8"),
+                    "/history" => (history(), "application/json"),
                     _ => {
                         let _ = request.respond(tiny_http::Response::empty(404));
                         continue;
@@ -571,8 +582,25 @@ mod tests {
         let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = probe.local_addr().unwrap();
         drop(probe);
-        serve(addr, Arc::clone(&shared)).unwrap();
+        serve(addr, Arc::clone(&shared), || "{\"paths\":[]}".to_string()).unwrap();
         assert_eq!(fetch_status(addr).unwrap(), sample());
+        let get = |path: &str| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            std::io::Write::write_all(&mut s, format!("GET {path} HTTP/1.0\r\n\r\n").as_bytes())
+                .unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).unwrap();
+            out
+        };
+        let page = get("/");
+        assert!(page.contains("Content-Type: text/html; charset=utf-8"), "{page}");
+        assert!(page.contains("fetch(\"history\""), "the page polls its history");
+        let history = get("/history");
+        assert!(history.contains("application/json") && history.ends_with("{\"paths\":[]}"));
+        assert!(
+            get("/nothing").starts_with("HTTP/1.1 404")
+                || get("/nothing").starts_with("HTTP/1.0 404")
+        );
         shared.lock().unwrap().sched_drops = 9;
         assert_eq!(fetch_status(addr).unwrap().sched_drops, 9, "serves the latest snapshot");
         let table = sample().to_table();

@@ -24,14 +24,19 @@ pub enum PathError {
     Socket { index: usize, source: io::Error },
 }
 
-/// Binds `socket` to path `index`'s `device` (SO_BINDTODEVICE), if it names one, then to its
-/// `bind` address.
+/// Marks `socket` with `fwmark` (SO_MARK: the tunnel's own routes skip it, see `routing.rs`),
+/// if given, binds it to path `index`'s `device` (SO_BINDTODEVICE), if it names one, then to
+/// its `bind` address.
 pub fn bind_to_path(
     socket: &Socket,
     index: usize,
     bind: SocketAddr,
     device: Option<&str>,
+    fwmark: Option<u32>,
 ) -> Result<(), PathError> {
+    if let Some(mark) = fwmark {
+        socket.set_mark(mark).map_err(|source| PathError::Socket { index, source })?;
+    }
     if let Some(device) = device {
         socket.bind_device(Some(device.as_bytes())).map_err(|source| {
             if source.raw_os_error() == Some(libc::ENODEV) {
@@ -53,14 +58,15 @@ mod tests {
     fn a_missing_device_and_a_taken_address_name_the_path() {
         let sock = |_| Socket::new(Domain::IPV4, Type::DGRAM, None).unwrap();
         let first = sock(());
-        bind_to_path(&first, 0, "127.0.0.1:0".parse().unwrap(), None).unwrap();
+        bind_to_path(&first, 0, "127.0.0.1:0".parse().unwrap(), None, None).unwrap();
         let taken = first.local_addr().unwrap().as_socket().unwrap();
-        let err = bind_to_path(&sock(()), 1, taken, None).unwrap_err();
+        let err = bind_to_path(&sock(()), 1, taken, None, None).unwrap_err();
         assert!(matches!(err, PathError::Bind { index: 1, .. }), "{err}");
         // Without CAP_NET_RAW binding to any device fails (EPERM); with it, a missing one is
         // ENODEV. Either way the error names the path's device.
-        let err = bind_to_path(&sock(()), 2, "127.0.0.1:0".parse().unwrap(), Some("nosuchdev0"))
-            .unwrap_err();
+        let err =
+            bind_to_path(&sock(()), 2, "127.0.0.1:0".parse().unwrap(), Some("nosuchdev0"), None)
+                .unwrap_err();
         assert!(err.to_string().starts_with("path.2.device: "), "{err}");
     }
 }

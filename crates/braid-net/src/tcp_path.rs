@@ -225,7 +225,7 @@ impl TcpPaths {
         let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
             .map_err(|source| PathError::Socket { index: i, source })?;
         sock.set_reuse_address(true).map_err(listen_err)?;
-        bind_to_path(&sock, i, p.cfg.bind, p.cfg.device.as_deref())?;
+        bind_to_path(&sock, i, p.cfg.bind, p.cfg.device.as_deref(), p.cfg.fwmark)?;
         // Accepted connections inherit the listener's congestion control; each is checked
         // again when accepted.
         set_congestion_control(&sock, self.cc)
@@ -244,7 +244,7 @@ impl TcpPaths {
         let Some(remote) = p.cfg.remote else { return Ok(()) };
         let sock = Socket::new(Domain::for_address(remote), Type::STREAM, Some(Protocol::TCP))
             .map_err(|source| PathError::Socket { index: i, source })?;
-        bind_to_path(&sock, i, p.cfg.bind, p.cfg.device.as_deref())?;
+        bind_to_path(&sock, i, p.cfg.bind, p.cfg.device.as_deref(), p.cfg.fwmark)?;
         stream_options(&sock, i, &p.cfg, self.cc)?;
         let connected = match sock.connect(&remote.into()) {
             Ok(()) => true,

@@ -40,7 +40,7 @@ impl PathSocket {
         let sock_err = |source| PathError::Socket { index, source };
         let socket = Socket::new(Domain::for_address(cfg.bind), Type::DGRAM, Some(Protocol::UDP))
             .map_err(sock_err)?;
-        bind_to_path(&socket, index, cfg.bind, cfg.device.as_deref())?;
+        bind_to_path(&socket, index, cfg.bind, cfg.device.as_deref(), cfg.fwmark)?;
         socket.set_send_buffer_size(SOCKET_BUFFER_BYTES).map_err(sock_err)?;
         socket.set_recv_buffer_size(SOCKET_BUFFER_BYTES).map_err(sock_err)?;
         force_buffers(&socket);

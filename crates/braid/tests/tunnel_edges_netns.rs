@@ -789,3 +789,179 @@ fn a_path_the_peer_does_not_know_is_down_and_named_in_both_logs() {
     assert!(server_log.contains("the peer has a path \"path2\""), "{server_log}");
     assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
 }
+
+/// `ip rule` of namespace `ns` (both families), for the routing test.
+fn rules(ns: &Netns) -> String {
+    format!("{}{}", ns.ip(&["-4", "rule"]).unwrap(), ns.ip(&["-6", "rule"]).unwrap())
+}
+
+/// `interface.routes = ["0.0.0.0/0"]` on the client, as wg-quick: the UE's own connection to
+/// the server (behind the proxy) goes through the tunnel while the path sockets keep their
+/// routes (they carry the fwmark); the rules are there while the daemon runs and gone after it
+/// stops, and the table's routes go with the TUN device.
+#[test]
+fn a_default_route_through_the_tunnel_carries_the_ues_own_connection_and_goes_on_exit() {
+    let _turn = serial();
+    let s = scenario(&["e2e.bytes=5000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
+    let prefix = unique_prefix("br");
+    let topo = topology(&s, &prefix, Emulator::Htb);
+    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
+    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
+    spec.tunnel = s.tunnel.clone();
+    spec.client_routes = vec!["0.0.0.0/0".into()];
+    let before = rules(topo.ue());
+    let pair = TunnelPair::start(&spec, braid_exe(), READY_TIMEOUT).unwrap();
+    let during = rules(topo.ue());
+    let table = topo.ue().ip(&["-4", "route", "show", "table", "51900"]).unwrap();
+    // The UE uploads to the server's own address: only the tunnel's table routes it.
+    let server = SocketAddr::new(IpAddr::V4(topo.server_addr()), TRANSFER_PORT);
+    let report = download(topo.ue().name(), topo.server().name(), &s, server);
+    thread::sleep(Duration::from_millis(250));
+    let client = pair.client_status().unwrap();
+    drop(pair);
+    let after = rules(topo.ue());
+    let table_after = topo.ue().ip(&["-4", "route", "show", "table", "51900"]).unwrap();
+    drop(topo);
+
+    eprintln!("rules while running:\n{during}table 51900: {table}");
+    assert!(!before.contains("51900"), "{before}");
+    assert!(during.contains("31001:\tnot from all fwmark 0xcabc lookup 51900"), "{during}");
+    assert!(during.contains("31000:\tfrom all lookup main suppress_prefixlength 0"), "{during}");
+    assert!(table.contains("default dev braid-c"), "{table}");
+    assert_eq!(report.receiver.bytes, 5_000_000);
+    // 5 MB in 1400-byte packets: more than 3 500 read from the UE's TUN device.
+    assert!(client.tun_rx_pkts > 3_500, "{client:?}");
+    assert!(!after.contains("51900") && !after.contains("suppress_prefixlength"), "{after}");
+    assert!(table_after.trim().is_empty(), "{table_after}");
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
+
+/// The page at `http://127.0.0.1:9477/` in namespace `ns`, as headless Chromium renders it
+/// after its scripts ran (`--dump-dom`; `--virtual-time-budget` lets the page's first polls
+/// happen before the dump).
+fn rendered_page(ns: &str, profile: &std::path::Path) -> String {
+    wait_for_chromium();
+    let url = format!("http://127.0.0.1:{METRICS_PORT}/");
+    let profile = format!("--user-data-dir={}", profile.display());
+    let args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        profile.as_str(),
+        "--virtual-time-budget=2500",
+        "--dump-dom",
+        url.as_str(),
+    ];
+    run_in_ns(ns, "chromium", &args).expect("chromium renders the page")
+}
+
+/// `make deps` installs Chromium in the background when it is missing (Makefile): waits (up to
+/// 10 minutes) for that install to end, and fails with its log if it failed.
+fn wait_for_chromium() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let rc = dir.join("chromium-install.rc");
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while run_with_timeout("sh", &["-c", "command -v chromium"], COMMAND_TIMEOUT).is_err() {
+        match fs::read_to_string(&rc) {
+            Ok(code) => panic!(
+                "installing chromium ended with {code} and no chromium: {}",
+                fs::read_to_string(dir.join("chromium-install.log")).unwrap_or_default()
+            ),
+            Err(_) if Instant::now() < deadline => thread::sleep(Duration::from_secs(1)),
+            Err(_) => panic!("no chromium after 10 minutes; `make deps` installs it (as root)"),
+        }
+    }
+}
+
+/// The part of `dom` from `start` to the next `end`.
+fn section<'a>(dom: &'a str, start: &str, end: &str) -> &'a str {
+    let from = dom.find(start).unwrap_or_else(|| panic!("{start} not in the page: {dom}"));
+    let rest = &dom[from..];
+    &rest[..rest.find(end).unwrap_or(rest.len())]
+}
+
+/// The values of attribute `attr` in `html`, in order.
+fn attr_values(html: &str, attr: &str) -> Vec<String> {
+    let key = format!("{attr}=\"");
+    html.match_indices(&key)
+        .map(|(k, _)| {
+            let v = &html[k + key.len()..];
+            v[..v.find('"').unwrap()].to_string()
+        })
+        .collect()
+}
+
+/// The operator page, in a real browser against a real tunnel: after a download it shows both
+/// paths up with srtt and throughput curves drawn from the daemon's samples; a path cut shows
+/// as that path's state turning down in the table and in its state strip, and back up after.
+#[test]
+fn the_operator_page_draws_the_tunnels_paths_and_shows_a_cut_path_going_down() {
+    let _turn = serial();
+    let s = scenario(&["e2e.bytes=10000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
+    let prefix = unique_prefix("bw");
+    let topo = topology(&s, &prefix, Emulator::Htb);
+    let pair = start_tunnel(&topo, &s, braid_exe()).unwrap();
+    let profile = TempDir(std::env::temp_dir().join(format!("{prefix}-chromium")));
+    let ue = (pair.spec().client_addr, TRANSFER_PORT).into();
+    download(topo.server().name(), topo.ue().name(), &s, ue);
+    // A sample a second: let two land after the download.
+    thread::sleep(Duration::from_millis(2200));
+    let before = rendered_page(topo.ue().name(), &profile.0);
+    let target = braid_lab::lab::cut::CutTarget::new(&topo, 0);
+    let cut = braid_lab::lab::cut::cut(&target).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pair.client_status().unwrap().paths[0].up && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(2200));
+    let during = rendered_page(topo.ue().name(), &profile.0);
+    drop(cut);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !pair.client_status().unwrap().paths[0].up && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(2200));
+    let after = rendered_page(topo.ue().name(), &profile.0);
+    drop((pair, topo));
+
+    let updates = |dom: &str| attr_values(section(dom, "<body", ">"), "data-updates");
+    assert!(updates(&before).first().is_some_and(|n| n.parse::<u32>().unwrap() >= 1));
+    let rows = |dom: &str| {
+        let table = section(dom, "<tbody", "</tbody>");
+        attr_values(table, "data-path")
+            .into_iter()
+            .zip(attr_values(table, "data-state"))
+            .collect::<Vec<_>>()
+    };
+    let up = |a: &str, b: &str| {
+        vec![("path1".to_string(), a.to_string()), ("path2".to_string(), b.to_string())]
+    };
+    assert_eq!(rows(&before), up("up", "up"), "{before}");
+    assert_eq!(rows(&during), up("down", "up"), "{during}");
+    assert_eq!(rows(&after), up("up", "up"), "{after}");
+    // Both paths' srtt curves have points, one per sample with an srtt.
+    let srtt = section(&before, "data-metric=\"srtt_ms\"", "</svg>");
+    for path in ["path1", "path2"] {
+        let points: usize = srtt
+            .split("<polyline")
+            .filter(|p| p.contains(&format!("data-path=\"{path}\"")))
+            .map(|p| attr_values(p, "points")[0].split(' ').count())
+            .sum();
+        assert!(points >= 3, "{path}: {points} srtt points: {srtt}");
+    }
+    // The throughput chart draws the paths' receive rates.
+    let rx = section(&before, "data-metric=\"rx_mbps\"", "</svg>");
+    assert!(rx.contains("data-series=\"rx\""), "{rx}");
+    let strip = |dom: &str| {
+        attr_values(section(dom, "class=\"states\" data-path=\"path1\"", "</g>"), "data-state")
+    };
+    assert_eq!(strip(&during).last().map(String::as_str), Some("down"), "{during}");
+    let states = strip(&after);
+    let mut runs = states.clone();
+    runs.dedup();
+    assert!(
+        runs.ends_with(&["up".to_string(), "down".to_string(), "up".to_string()]),
+        "{states:?}"
+    );
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
