@@ -26,12 +26,15 @@ fuzz:
 	bash scripts/fuzz.sh
 
 # System tools the namespace tests need that a bare CI machine lacks: nft (the NAT rebinding
-# test). Installed only when missing and only as root (the namespace tests need root anyway).
+# test, the walkthrough), curl (the walkthrough) and chromium (the operator page). Installed only
+# when missing and only as root (the namespace tests need root anyway).
 deps:
-	@if ! command -v nft >/dev/null 2>&1 && [ "$$(id -u)" -eq 0 ]; then \
-		echo "installing nftables (nft) for the namespace tests"; \
+	@pkgs=""; command -v nft >/dev/null 2>&1 || pkgs="$$pkgs nftables"; \
+	command -v curl >/dev/null 2>&1 || pkgs="$$pkgs curl"; \
+	if [ -n "$$pkgs" ] && [ "$$(id -u)" -eq 0 ]; then \
+		echo "installing$$pkgs for the namespace tests"; \
 		out=$$( { apt-get update -qq && \
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables; } 2>&1 ) || \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; } 2>&1 ) || \
 			{ echo "$$out" >&2; exit 1; }; \
 	fi
 	@# Debian's chromium for the operator page's browser test, installed in the background while

@@ -86,8 +86,16 @@ fn check(path: &std::path::Path) -> Result<()> {
         })
         .collect();
     let peers: Vec<&str> = cfg.peers.iter().map(|p| p.name.as_str()).collect();
+    let routes = match &cfg.routing {
+        Some(r) => {
+            let nets: Vec<String> =
+                r.routes.iter().map(|n| format!("{}/{}", n.addr, n.prefix_len)).collect();
+            format!("; routes {} (table {}, fwmark {:#x})", nets.join(", "), r.table, r.fwmark)
+        }
+        None => String::new(),
+    };
     outln!(
-        "{shown}: ok: {} {:?}, {} over {}, {} path(s): {}; {} peer(s): {}",
+        "{shown}: ok: {} {:?}, {} over {}, {} path(s): {}; {} peer(s): {}{routes}",
         cfg.role,
         cfg.name,
         cfg.cipher,
