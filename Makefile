@@ -18,7 +18,7 @@ test: deps python
 	$(CARGO) test --workspace
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --quiet
 	.venv/bin/python -m pytest -q python/tests
-	FUZZ_SECONDS=$${FUZZ_SECONDS:-5} $(MAKE) fuzz
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-3} $(MAKE) fuzz
 
 # Every libFuzzer target in fuzz/ for FUZZ_SECONDS each (default 10) with the nightly toolchain,
 # installed when missing (scripts/fuzz.sh; fuzz/README.md).

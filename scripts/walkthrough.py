@@ -7,7 +7,7 @@ The blocks of that section run in order, line by line, each on the host its firs
 stand in for the world: the client with two uplinks `wlan0` (192.168.1.2, gateway .1) and
 `wwan0` (10.64.0.2, gateway .1), each shaped to 20 Mbit/s (tbf) both ways; the server, which
 is both uplinks' gateway and has the public address 203.0.113.7 and an `eth0` to the Internet;
-and a web server at 198.51.100.10:8080 serving files named like their size (`50MB`).
+and a web server at 198.51.100.10:8080 serving files named like their size (`25MB`).
 
 What cannot run in a namespace is replaced by what it does, and said here:
 - the block `# on your build machine` is skipped: --braid is the binary it would build;
@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "operating.md"
 SECTION = "## From zero to a bonded download"
 RATE = "20mbit"
-FILES_MB = (50,)
+FILES_MB = (25,)
 
 
 # http.server's own server_bind looks up its address's name (socket.getfqdn), which waits for
