@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Screens variants of the daemon's default tunnel in the lab: DLCT of each (variant, e2e CC,
+loss cell, repetition), with what explains it (end-to-end retransmissions and srtt, gaps the
+receiver gave up, scheduler-queue drops).
+
+Each run is `braid lab scenarios/bonding.toml --mode tunnel --emulator linkem` (Table 1 of
+Pieska et al. 2024, real kernel TCP end to end, the daemon's default tunnel unless the variant
+overrides it), one at a time; variants alternate within a repetition so that drifts of the
+machine hit them alike. Cells: `none` (no random loss), `p1`/`p2` (1% random loss on path 1 or
+path 2). With --baseline the first run of each e2e CC also measures path 1 alone, and the table
+gives relative DLCTs against it.
+
+Usage (root, after `cargo build --release -p braid`):
+  sudo python3 scripts/bonding_screen.py --variants default,fastloss200 --cc cubic,bbr \
+      --cells none,p1,p2 --bytes 100000000 --reps 2 --baseline
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# What each variant sets over the daemon's default (scenarios/bonding.toml).
+VARIANTS = {
+    "default": [],
+    # A gap waits until every path has delivered beyond it (on reliable paths it is otherwise
+    # still in flight), at most 200 ms.
+    "fastloss200": ["tunnel.fast_loss_detection=true", "tunnel.reorder=static",
+                    "tunnel.static_wait_ms=200"],
+    # Gaps a reliable path may still be repairing wait up to 100 ms.
+    "repair100": ["tunnel.repair_wait_ms=100"],
+}
+CELLS = {"none": [], "p1": ["paths.0.loss=0.01"], "p2": ["paths.1.loss=0.01"]}
+
+
+def run(braid, sets, baseline):
+    args = [braid, "lab", str(ROOT / "scenarios" / "bonding.toml"), "--mode", "tunnel",
+            "--emulator", "linkem", "--json"]
+    for s in sets:
+        args += ["--set", s]
+    if baseline:
+        args.append("--baseline")
+    out = subprocess.run(args, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--braid", default=str(ROOT / "target" / "release" / "braid"))
+    ap.add_argument("--variants", default="default,fastloss200")
+    ap.add_argument("--cc", default="cubic,bbr")
+    ap.add_argument("--cells", default="none,p1,p2")
+    ap.add_argument("--bytes", type=int, default=100_000_000)
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--baseline", action="store_true")
+    args = ap.parse_args()
+    variants = args.variants.split(",")
+    for v in variants:
+        if v not in VARIANTS:
+            raise SystemExit(f"--variants: unknown {v!r}; known: {', '.join(VARIANTS)}")
+    cells = args.cells.split(",")
+    for c in cells:
+        if c not in CELLS:
+            raise SystemExit(f"--cells: unknown {c!r}; known: {', '.join(CELLS)}")
+    rows, baselines = [], {}
+    for rep in range(1, args.reps + 1):
+        for cc in args.cc.split(","):
+            for cell in cells:
+                for v in variants:
+                    sets = [f"e2e.bytes={args.bytes}", f"e2e.cc={cc}", f"seed={rep}"]
+                    sets += CELLS[cell] + VARIANTS[v]
+                    want_base = args.baseline and cc not in baselines and cell == "none"
+                    r = run(args.braid, sets, want_base)
+                    if want_base:
+                        baselines[cc] = r["baseline_dlct_s"]
+                    row = {"variant": v, "cc": cc, "cell": cell, "rep": rep, "dlct_s": r["dlct_s"],
+                           "retrans": r["e2e"]["retransmissions"],
+                           "srtt_ms": r["e2e"]["srtt_ms_mean"],
+                           "gaps_given_up": r["reorder"]["released_on_timeout"],
+                           "sched_drops": r["drops"]["scheduler"]}
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+    print("| e2e cc | cell | variant | runs | DLCT s, median (range) | rel. DLCT median | "
+          "retrans median | gaps given up median | sched drops median | e2e srtt ms median |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    med = statistics.median
+    for cc in args.cc.split(","):
+        for cell in cells:
+            for v in variants:
+                rs = [r for r in rows if (r["cc"], r["cell"], r["variant"]) == (cc, cell, v)]
+                d = [r["dlct_s"] for r in rs]
+                rel = f"{med(d) / baselines[cc]:.0%}" if cc in baselines else "-"
+                print(f"| {cc} | {cell} | {v} | {len(rs)} | {med(d):.2f} ({min(d):.2f}-{max(d):.2f}) "
+                      f"| {rel} | {med(r['retrans'] for r in rs):.0f} "
+                      f"| {med(r['gaps_given_up'] for r in rs):.0f} "
+                      f"| {med(r['sched_drops'] for r in rs):.0f} "
+                      f"| {med(r['srtt_ms'] for r in rs):.0f} |")
+    if baselines:
+        print("\nbaselines (path 1 alone, no loss): " +
+              ", ".join(f"{cc} {b:.2f} s" for cc, b in baselines.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
