@@ -159,10 +159,19 @@ class World:
             capture_output=True, text=True, timeout=120, env=env)
 
     def close(self):
+        """Stops the web server and every daemon a block started (by the pid files the
+        `systemctl` stand-in writes: deleting a namespace does not end its processes, so a
+        step that failed after a start would otherwise leave daemons running), then removes
+        the namespaces and the mount points it made."""
         for pid in self.pids:
             try:
                 os.killpg(pid, signal.SIGTERM)
             except ProcessLookupError:
+                pass
+        for pidfile in self.work.glob("*/etc-braid/*.pid"):
+            try:
+                os.kill(int(pidfile.read_text()), signal.SIGTERM)
+            except (ProcessLookupError, ValueError):
                 pass
         time.sleep(0.5)
         for n in self.ns.values():
