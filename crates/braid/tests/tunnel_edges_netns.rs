@@ -40,6 +40,15 @@ fn topology(s: &Scenario, prefix: &str, emulator: Emulator) -> Topology {
     Topology::build(s, &TopologyOptions { prefix: prefix.to_string(), emulator }).unwrap()
 }
 
+/// A tunnel pair for `topo`'s paths (server at the proxy, client at the UE) running `s`'s
+/// tunnel section, for the tests that change the spec before starting it.
+fn tunnel_spec(topo: &Topology, s: &Scenario) -> TunnelSpec {
+    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
+    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
+    spec.tunnel = s.tunnel.clone();
+    spec
+}
+
 /// The download of `s` (its `e2e.bytes` and `e2e.cc`) to `ue`, bounded by [`TRANSFER_LIMIT`].
 fn bounded_transfer(s: &Scenario, ue: SocketAddr) -> (SenderConfig, ReceiverConfig) {
     let cc = check_scenario(s).unwrap();
@@ -276,9 +285,7 @@ fn ipv6_inside_the_tunnel_carries_a_tcp_download_byte_exact() {
     let s = scenario(&["e2e.bytes=20000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
     let prefix = unique_prefix("be");
     let topo = topology(&s, &prefix, Emulator::Htb);
-    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
-    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
-    spec.tunnel = s.tunnel.clone();
+    let mut spec = tunnel_spec(&topo, &s);
     spec.ipv6 = Some(InnerIpv6::default());
     let pair = TunnelPair::start(&spec, braid_exe(), READY_TIMEOUT).unwrap();
     let v6 = InnerIpv6::default();
@@ -724,9 +731,7 @@ fn paths_listed_in_opposite_orders_both_carry_the_download() {
     let s = scenario(&["e2e.bytes=10000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
     let prefix = unique_prefix("bo");
     let topo = topology(&s, &prefix, Emulator::Htb);
-    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
-    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
-    spec.tunnel = s.tunnel.clone();
+    let mut spec = tunnel_spec(&topo, &s);
     spec.server_reversed = true;
     let pair = TunnelPair::start(&spec, braid_exe(), READY_TIMEOUT).unwrap();
     let ue = (spec.client_addr, TRANSFER_PORT).into();
@@ -762,9 +767,7 @@ fn a_path_the_peer_does_not_know_is_down_and_named_in_both_logs() {
     let s = scenario(&["e2e.bytes=5000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
     let prefix = unique_prefix("bu");
     let topo = topology(&s, &prefix, Emulator::Htb);
-    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
-    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
-    spec.tunnel = s.tunnel.clone();
+    let mut spec = tunnel_spec(&topo, &s);
     spec.server_reversed = true;
     spec.server_names = vec![None, Some("lte".into())];
     let pair = TunnelPair::start(&spec, braid_exe(), READY_TIMEOUT).unwrap();
@@ -805,9 +808,7 @@ fn a_default_route_through_the_tunnel_carries_the_ues_own_connection_and_goes_on
     let s = scenario(&["e2e.bytes=5000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
     let prefix = unique_prefix("br");
     let topo = topology(&s, &prefix, Emulator::Htb);
-    let ends = topo.paths().iter().map(|l| (l.upstream.clone(), l.downstream.clone())).collect();
-    let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
-    spec.tunnel = s.tunnel.clone();
+    let mut spec = tunnel_spec(&topo, &s);
     spec.client_routes = vec!["0.0.0.0/0".into()];
     let before = rules(topo.ue());
     let pair = TunnelPair::start(&spec, braid_exe(), READY_TIMEOUT).unwrap();

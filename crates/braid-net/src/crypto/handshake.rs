@@ -123,6 +123,14 @@ impl About<'_> {
     }
 }
 
+/// Reads what [`About::write`] wrote at the start of `bytes` (at least [`ABOUT_LEN`] of them):
+/// the instance and the path table, undecoded.
+fn read_about(bytes: &[u8]) -> (u64, [u8; PATH_TABLE_LEN]) {
+    let instance = u64::from_be_bytes(bytes[..INSTANCE_LEN].try_into().expect("8 bytes"));
+    let paths = bytes[INSTANCE_LEN..ABOUT_LEN].try_into().expect("a table's bytes");
+    (instance, paths)
+}
+
 /// The initiator's half-done handshake, waiting for the response.
 pub(crate) struct InitiatorHandshake {
     state: HandshakeState,
@@ -162,8 +170,7 @@ impl InitiatorHandshake {
         // The envelope fixed the message length, so the payload is exactly an instance and a
         // path table.
         debug_assert_eq!(len, RESPONSE_PAYLOAD_LEN);
-        let instance = u64::from_be_bytes(payload[..INSTANCE_LEN].try_into().expect("8 bytes"));
-        let paths = payload[INSTANCE_LEN..RESPONSE_PAYLOAD_LEN].try_into().expect("a table");
+        let (instance, paths) = read_about(&payload[..RESPONSE_PAYLOAD_LEN]);
         let (initiator_to_responder, responder_to_initiator) =
             self.state.dangerously_get_raw_split();
         let keys = TransportKeys { send: initiator_to_responder, recv: responder_to_initiator };
@@ -205,11 +212,7 @@ pub(crate) fn read_initiation(
     // instance and a path table.
     debug_assert_eq!(len, INITIATION_PAYLOAD_LEN);
     let timestamp = Tai64n(payload[..TIMESTAMP_LEN].try_into().expect("payload holds 12 bytes"));
-    let instance = u64::from_be_bytes(
-        payload[TIMESTAMP_LEN..TIMESTAMP_LEN + INSTANCE_LEN].try_into().expect("8 bytes"),
-    );
-    let paths =
-        payload[TIMESTAMP_LEN + INSTANCE_LEN..INITIATION_PAYLOAD_LEN].try_into().expect("a table");
+    let (instance, paths) = read_about(&payload[TIMESTAMP_LEN..INITIATION_PAYLOAD_LEN]);
     let remote = state.get_remote_static().ok_or(snow::Error::Input)?;
     let peer = PublicKey::from_bytes(remote.try_into().map_err(|_| snow::Error::Input)?);
     Ok(AcceptedInitiation { peer, timestamp, instance, paths, state })

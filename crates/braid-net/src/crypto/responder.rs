@@ -203,6 +203,11 @@ mod tests {
         PathTable::new(&["p0"]).unwrap()
     }
 
+    /// A server with key `local` for `peers`, one path, at T0.
+    fn responder(local: PrivateKey, peers: Vec<PeerKeys>) -> Responder {
+        Responder::new(Cipher::default(), local, peers, 9, &one_path(), T0, Duration::ZERO)
+    }
+
     fn from(n: u8) -> SocketAddr {
         SocketAddr::from(([192, 0, 2, n], 4000))
     }
@@ -258,15 +263,7 @@ mod tests {
             PeerKeys { public_key: a, psk: None, index_seed: 1 },
             PeerKeys { public_key: b, psk: Some(psk_b.clone()), index_seed: 2 },
         ];
-        let mut r = Responder::new(
-            Cipher::default(),
-            server_private,
-            peers,
-            9,
-            &one_path(),
-            T0,
-            Duration::ZERO,
-        );
+        let mut r = responder(server_private, peers);
         let mut ca = client(&a_private, &server, None, 11);
         let mut cb = client(&b_private, &server, Some(psk_b), 12);
         // Client b first: the peer is found by its key, whatever the order.
@@ -321,15 +318,7 @@ mod tests {
             PeerKeys { public_key: a, psk: None, index_seed: 1 },
             PeerKeys { public_key: b, psk: None, index_seed: 2 },
         ];
-        let mut r = Responder::new(
-            Cipher::default(),
-            server_private,
-            peers,
-            9,
-            &one_path(),
-            T0,
-            Duration::ZERO,
-        );
+        let mut r = responder(server_private, peers);
         let _ = client(&a_private, &server, None, 1);
         let mut cb = client(&b_private, &server, None, 2);
         let mut buf = [0u8; INITIATION_LEN];
