@@ -8,11 +8,13 @@ Pieska et al. 2024, real kernel TCP end to end, the daemon's default tunnel unle
 overrides it), one at a time; variants alternate within a repetition so that drifts of the
 machine hit them alike. Cells: `none` (no random loss), `p1`/`p2` (1% random loss on path 1 or
 path 2). With --baseline the first run of each e2e CC also measures path 1 alone, and the table
-gives relative DLCTs against it.
+gives relative DLCTs against it. The variant `before` runs the daemons of another build
+(`--before-daemon PATH`, `braid lab --daemon`), for a before/after of a change to the daemon.
 
 Usage (root, after `cargo build --release -p braid`):
   sudo python3 scripts/bonding_screen.py --variants default,fastloss200 --cc cubic,bbr \
       --cells none,p1,p2 --bytes 100000000 --reps 2 --baseline
+  sudo python3 scripts/bonding_screen.py --variants before,default --before-daemon OLD/braid ...
 """
 
 import argparse
@@ -33,17 +35,26 @@ VARIANTS = {
                     "tunnel.static_wait_ms=200"],
     # Gaps a reliable path may still be repairing wait up to 100 ms.
     "repair100": ["tunnel.repair_wait_ms=100"],
+    # The adaptive wait limit's margin at 30 and 50 ms instead of Table 1's 10 ms.
+    "margin30": ["tunnel.reorder_margin_ms=30"],
+    "margin50": ["tunnel.reorder_margin_ms=50"],
+    # CoDel (RFC 8289) on the scheduler queue: TARGET 20 ms, INTERVAL 100 ms.
+    "codel20": ["tunnel.sched_codel_target_ms=20"],
+    # The default run by the daemons of --before-daemon.
+    "before": [],
 }
 CELLS = {"none": [], "p1": ["paths.0.loss=0.01"], "p2": ["paths.1.loss=0.01"]}
 
 
-def run(braid, sets, baseline):
+def run(braid, sets, baseline, daemon=None):
     args = [braid, "lab", str(ROOT / "scenarios" / "bonding.toml"), "--mode", "tunnel",
             "--emulator", "linkem", "--json"]
     for s in sets:
         args += ["--set", s]
     if baseline:
         args.append("--baseline")
+    if daemon:
+        args += ["--daemon", daemon]
     out = subprocess.run(args, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
@@ -57,11 +68,14 @@ def main():
     ap.add_argument("--bytes", type=int, default=100_000_000)
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--baseline", action="store_true")
+    ap.add_argument("--before-daemon", help="braid executable whose daemons run the `before` variant")
     args = ap.parse_args()
     variants = args.variants.split(",")
     for v in variants:
         if v not in VARIANTS:
             raise SystemExit(f"--variants: unknown {v!r}; known: {', '.join(VARIANTS)}")
+    if ("before" in variants) != bool(args.before_daemon):
+        raise SystemExit("--variants before and --before-daemon PATH go together")
     cells = args.cells.split(",")
     for c in cells:
         if c not in CELLS:
@@ -74,7 +88,8 @@ def main():
                     sets = [f"e2e.bytes={args.bytes}", f"e2e.cc={cc}", f"seed={rep}"]
                     sets += CELLS[cell] + VARIANTS[v]
                     want_base = args.baseline and cc not in baselines and cell == "none"
-                    r = run(args.braid, sets, want_base)
+                    daemon = args.before_daemon if v == "before" else None
+                    r = run(args.braid, sets, want_base, daemon)
                     if want_base:
                         baselines[cc] = r["baseline_dlct_s"]
                     row = {"variant": v, "cc": cc, "cell": cell, "rep": rep, "dlct_s": r["dlct_s"],

@@ -15,37 +15,16 @@ the journals (`runs.jsonl`) and the spec each folder keeps; both folders must ho
 spec (the same axes and repetitions give the same run ids).
 """
 import argparse
-import itertools
-import json
 import statistics
 import sys
-import tomllib
-from pathlib import Path
 
-
-def cells(spec):
-    """Each cell's {axis: value or label}, in run order (last axis fastest)."""
-    names, values = [], []
-    for name, vals in spec.get("axes", {}).items():
-        names.append(name)
-        values.append([v["label"] if isinstance(v, dict) else v for v in vals])
-    for combo in itertools.product(*values):
-        yield dict(zip(names, combo))
+from sweep_journal import cell_reports
 
 
 def relative_dlcts(folder):
     """Spec, and per cell the relative DLCTs of its successful runs, in percent."""
-    spec = tomllib.loads(Path(folder, "spec.toml").read_text())
-    reps = spec.get("reps", 1)
-    rows = [json.loads(l) for l in Path(folder, "runs.jsonl").read_text().splitlines() if l.strip()]
-    by_run = {r["run"]: r for r in rows}
-    out = []
-    for c, cell in enumerate(cells(spec)):
-        vals = [100.0 * by_run[c * reps + r]["report"]["relative_dlct"]
-                for r in range(reps)
-                if by_run.get(c * reps + r, {}).get("status") == "ok"]
-        out.append((cell, vals))
-    return spec, out
+    spec, groups = cell_reports(folder)
+    return spec, [(cell, [100.0 * r["relative_dlct"] for r in runs]) for cell, runs in groups]
 
 
 def ranks(xs):

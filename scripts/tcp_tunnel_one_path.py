@@ -15,11 +15,9 @@ comparison. Reads the journal (`runs.jsonl`) and the spec the folder keeps, so i
 Parquet reader.
 """
 import argparse
-import itertools
-import json
 import statistics
-import tomllib
-from pathlib import Path
+
+from sweep_journal import cell_reports
 
 # (tunnel cc, e2e cc) -> (relative DLCT, e2e srtt ms, tunnel srtt ms, send-q MB); text ranges
 # where only a range was recorded, "" where nothing was.
@@ -32,33 +30,19 @@ MEASURED = {
 TOLERANCE = 0.02
 
 
-def cells(spec):
-    """Each cell's {axis: value or label}, in run order (last axis fastest)."""
-    names, values = [], []
-    for name, vals in spec["axes"].items():
-        names.append(name)
-        values.append([v["label"] if isinstance(v, dict) else v for v in vals])
-    for combo in itertools.product(*values):
-        yield dict(zip(names, combo))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir", help="folder written by braid sweep --out")
     args = ap.parse_args()
-    spec = tomllib.loads(Path(args.dir, "spec.toml").read_text())
-    reps = spec.get("reps", 1)
-    rows = [json.loads(l) for l in Path(args.dir, "runs.jsonl").read_text().splitlines() if l.strip()]
-    by_run = {r["run"]: r for r in rows}
+    _, groups = cell_reports(args.dir)
     print("| writer | tunnel | e2e | relative DLCT mean (sd, range) | measured | agrees (2 pp) | "
           "e2e srtt ms (measured) | tunnel srtt ms (measured) | send-q MB (measured) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for c, cell in enumerate(cells(spec)):
-        runs = [by_run[c * reps + r] for r in range(reps) if by_run.get(c * reps + r, {}).get("status") == "ok"]
+    for cell, runs in groups:
         if not runs:
             continue
-        rel = [r["report"]["relative_dlct"] for r in runs]
-        mean = lambda f: statistics.mean(f(r["report"]) for r in runs)
+        rel = [r["relative_dlct"] for r in runs]
+        mean = lambda f: statistics.mean(f(r) for r in runs)
         e2e = mean(lambda x: x["e2e"]["srtt_ms_mean"])
         path = mean(lambda x: x["paths"][0]["srtt_ms_mean"])
         sendq = mean(lambda x: x["paths"][0]["send_queue_bytes_mean"]) / 1e6

@@ -8,7 +8,9 @@
 //! no panic; a datagram with any byte changed never opens as data (no forgery); a recorded
 //! transport datagram opens as data at most once (no replay), and only on the receiver's path
 //! of the name it was sealed for (the two ends list four paths in different orders); and
-//! plaintext that opens is what was sealed.
+//! plaintext that opens is what was sealed. Sealed data is full or compact (crypto/compact.rs:
+//! path sequence numbers counting up per path, attempts the script picks); a compact datagram
+//! is opened with the path sequence number the script expects, right or not.
 #![no_main]
 
 use std::collections::HashMap;
@@ -19,8 +21,9 @@ use std::time::Duration;
 use braid_core::Instant;
 use braid_net::crypto::{
     Cipher, Opened, PathTable, PresharedKey, PrivateKey, PublicKey, Role, Session, SessionConfig,
-    OVERHEAD, REPLY_MAX,
+    COMPACT_OVERHEAD, OVERHEAD, REPLY_MAX,
 };
+use braid_net::crypto::compact::{is_compact, COMPACT_HEADER_LEN};
 use braid_net::crypto::envelope::HEADER_LEN;
 use libfuzzer_sys::fuzz_target;
 
@@ -34,6 +37,8 @@ struct Recorded {
     opened: bool,
     /// The receiver's path of the name it was sealed for.
     path: u8,
+    /// A compact datagram's path sequence number.
+    compact_seq: Option<u64>,
 }
 
 struct Script<'a> {
@@ -100,6 +105,8 @@ fuzz_target!(|input: &[u8]| {
     let mut reply = [0u8; REPLY_MAX];
     // Plaintexts each side has opened, by the datagram bytes that carried them.
     let mut opened_once: HashMap<Vec<u8>, usize> = HashMap::new();
+    // Each side's next compact path sequence number, per path.
+    let mut next_seq = [[0u64; 4]; 2];
     for _ in 0..64 {
         let Some(op) = script.byte() else { break };
         let arg = script.byte().unwrap_or(0);
@@ -108,11 +115,11 @@ fuzz_target!(|input: &[u8]| {
                 // The client's handshake, through the server and back, recording each message.
                 let mut buf = [0u8; 512];
                 if let Ok(Some(n)) = client.poll_handshake(now, &mut buf) {
-                    pool.push(Recorded { bytes: buf[..n].to_vec(), plaintext: None, from_client: true, opened: false, path: 0 });
+                    pool.push(Recorded { bytes: buf[..n].to_vec(), plaintext: None, from_client: true, opened: false, path: 0, compact_seq: None });
                     let mut d = buf[..n].to_vec();
                     if let Ok(Opened::Reply(m)) = server.open(now, sources[usize::from(arg) % 2], 0, &mut d, &mut reply) {
                         let r = reply[..m].to_vec();
-                        pool.push(Recorded { bytes: r.clone(), plaintext: None, from_client: false, opened: false, path: 0 });
+                        pool.push(Recorded { bytes: r.clone(), plaintext: None, from_client: false, opened: false, path: 0, compact_seq: None });
                         let mut r2 = r;
                         let _ = client.open(now, sources[0], 0, &mut r2, &mut reply);
                     }
@@ -120,7 +127,7 @@ fuzz_target!(|input: &[u8]| {
                 let mut k = [0u8; OVERHEAD];
                 if client.keepalive_due(now) {
                     if let Ok(n) = client.seal(now, 0, &mut k, 0) {
-                        pool.push(Recorded { bytes: k[..n].to_vec(), plaintext: Some(vec![]), from_client: true, opened: false, path: 1 });
+                        pool.push(Recorded { bytes: k[..n].to_vec(), plaintext: Some(vec![]), from_client: true, opened: false, path: 1, compact_seq: None });
                     }
                 }
             }
@@ -132,10 +139,26 @@ fuzz_target!(|input: &[u8]| {
                 let mut buf = vec![0u8; plain.len() + OVERHEAD];
                 buf[HEADER_LEN..HEADER_LEN + plain.len()].copy_from_slice(&plain);
                 let s = if from_client { &mut client } else { &mut server };
-                let path = script.byte().unwrap_or(0) % 4;
-                if let Ok(n) = s.seal(now, path, &mut buf, plain.len()) {
+                let choice = script.byte().unwrap_or(0);
+                let path = choice % 4;
+                if choice & 0x80 != 0 {
+                    // Compact: the next number of this side's path, or a repeat (refused).
+                    let seqs = if from_client { &mut next_seq[0] } else { &mut next_seq[1] };
+                    let seq = seqs[usize::from(path)];
+                    let attempt = (choice >> 2) & 7;
+                    let mut buf = vec![0u8; plain.len() + COMPACT_OVERHEAD];
+                    buf[COMPACT_HEADER_LEN..COMPACT_HEADER_LEN + plain.len()].copy_from_slice(&plain);
+                    if let Ok(n) = s.seal_compact(now, path, seq, attempt, seq * 3, &mut buf, plain.len()) {
+                        assert!(attempt <= 3, "a fourth retransmission sealed");
+                        buf.truncate(n);
+                        if choice & 0x40 != 0 {
+                            seqs[usize::from(path)] += 1;
+                        }
+                        pool.push(Recorded { bytes: buf, plaintext: Some(plain), from_client, opened: false, path: path ^ 1, compact_seq: Some(seq) });
+                    }
+                } else if let Ok(n) = s.seal(now, path, &mut buf, plain.len()) {
                     buf.truncate(n);
-                    pool.push(Recorded { bytes: buf, plaintext: Some(plain), from_client, opened: false, path: path ^ 1 });
+                    pool.push(Recorded { bytes: buf, plaintext: Some(plain), from_client, opened: false, path: path ^ 1, compact_seq: None });
                 }
             }
             3 | 4 => {
@@ -165,7 +188,21 @@ fuzz_target!(|input: &[u8]| {
                 let on_path = if how & 0x10 != 0 { pool[i].path ^ 1 } else { pool[i].path };
                 let s = if to_server { &mut server } else { &mut client };
                 let original = pool[i].bytes.clone();
-                if let Ok(Opened::Data(p)) = s.open(now, src, on_path, &mut d, &mut reply) {
+                let opened = if is_compact(&d) {
+                    // The receiver's expectation: right (bit 5) or off by what the script says.
+                    let seq = pool[i].compact_seq.unwrap_or(0);
+                    let next = if how & 0x20 != 0 {
+                        seq
+                    } else {
+                        seq.wrapping_add(u64::from(script.byte().unwrap_or(0)) << 7)
+                    };
+                    s.open_compact(now, on_path, next, &mut d).ok().map(|(_, p)| p)
+                } else if let Ok(Opened::Data(p)) = s.open(now, src, on_path, &mut d, &mut reply) {
+                    Some(p)
+                } else {
+                    None
+                };
+                if let Some(p) = opened {
                     assert!(!changed, "a changed datagram opened as data");
                     assert_eq!(on_path, pool[i].path, "a datagram opened on another path");
                     let expected = pool[i].plaintext.as_deref();
@@ -182,7 +219,10 @@ fuzz_target!(|input: &[u8]| {
                 let mut d = script.take(len).to_vec();
                 let s = if arg % 2 == 0 { &mut server } else { &mut client };
                 let src = sources[usize::from(arg >> 1) % 2];
-                if let Ok(Opened::Data(_)) = s.open(now, src, arg >> 2 & 3, &mut d, &mut reply) {
+                if is_compact(&d) {
+                    let next = u64::from(script.byte().unwrap_or(0));
+                    assert!(s.open_compact(now, arg >> 2 & 3, next, &mut d).is_err(), "raw bytes opened");
+                } else if let Ok(Opened::Data(_)) = s.open(now, src, arg >> 2 & 3, &mut d, &mut reply) {
                     panic!("raw bytes opened as data");
                 }
             }

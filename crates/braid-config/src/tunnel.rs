@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use braid_core::cc::coupled::{CoupledCubicConfig, WvegasConfig};
 use braid_core::cc::TunnelCc;
+use braid_core::linkmodel::CoDelConfig;
 use braid_core::reorder::{ReorderConfig, ReorderKind};
 use braid_core::sched::{BlestConfig, EcfConfig, SchedulerKind};
 use braid_core::tunnel::Reliability;
@@ -20,6 +21,9 @@ use serde::{Deserialize, Serialize};
 use crate::range::{float, int, F64Range, QUEUE_PKTS, WAIT_MS};
 use crate::transport::{TcpTable, Transport};
 use crate::{AcpfTable, Bbr2Table, CountingChoice, FieldError};
+
+/// CoDel's INTERVAL on the scheduler queue, ms: from a LAN round trip to far beyond any path's.
+const CODEL_INTERVAL_MS: F64Range = F64Range::closed(1.0, 10_000.0);
 
 /// Outer IPv4 header, bytes (RFC 791, no options).
 const IPV4_HEADER_BYTES: u32 = 20;
@@ -42,6 +46,16 @@ pub struct TunnelConfig {
     pub reorder: ReorderKind,
     /// Table 1: scheduler buffer 1500 pkt (three times the bottleneck buffer).
     pub sched_queue_pkts: u32,
+    /// CoDel (RFC 8289) on the scheduler queue: its TARGET, ms, or `"off"` (the default, Table
+    /// 1's plain drop-tail). See [`braid_core::tunnel::TunnelConfig::sched_codel`].
+    #[serde(
+        deserialize_with = "crate::de::limit_or_off",
+        serialize_with = "crate::de::ser_limit_or_off"
+    )]
+    pub sched_codel_target_ms: Option<f64>,
+    /// CoDel's INTERVAL on the scheduler queue, ms (RFC 8289 section 4.2: 100), read when
+    /// `sched_codel_target_ms` is set.
+    pub sched_codel_interval_ms: f64,
     /// Table 1: reorder buffer 1500 pkt.
     pub reorder_buffer_pkts: u32,
     /// Weight of each new RTT sample in the receiver's moving average. Table 1: 95%.
@@ -119,6 +133,8 @@ impl Default for TunnelConfig {
             cc: TunnelCc::Bbr,
             reorder: ReorderKind::Adaptive,
             sched_queue_pkts: 1500,
+            sched_codel_target_ms: None,
+            sched_codel_interval_ms: 100.0,
             reorder_buffer_pkts: 1500,
             reorder_weight: 0.95,
             reorder_margin_ms: 10.0,
@@ -215,6 +231,12 @@ impl TunnelConfig {
             cc_tuning: crate::tuning::cc_tuning(self),
             path_costs: path_costs.to_vec(),
             sched_queue_pkts: self.sched_queue_pkts as usize,
+            sched_codel: self.sched_codel_target_ms.map(|target| CoDelConfig {
+                target: ms(target),
+                interval: ms(self.sched_codel_interval_ms),
+                // The backlog CoDel weighs is inner packets: one of the largest is "an MTU".
+                mtu_bytes: largest_inner_bytes.max(68),
+            }),
             header_bytes: self.header_bytes,
             mss_bytes: u64::from(largest_inner_bytes + self.header_bytes),
             reorder: ReorderConfig {
@@ -246,6 +268,17 @@ impl TunnelConfig {
 fn validate(t: &TunnelConfig) -> Result<(), FieldError> {
     int("tunnel.sched_queue_pkts", t.sched_queue_pkts, QUEUE_PKTS)?;
     int("tunnel.reorder_buffer_pkts", t.reorder_buffer_pkts, QUEUE_PKTS)?;
+    float("tunnel.sched_codel_interval_ms", t.sched_codel_interval_ms, CODEL_INTERVAL_MS)?;
+    if let Some(target) = t.sched_codel_target_ms {
+        let range = F64Range::closed(0.1, t.sched_codel_interval_ms);
+        if !range.contains(target) {
+            let allowed = format!(
+                "{} (at most tunnel.sched_codel_interval_ms), or \"off\" for drop-tail",
+                range.describe()
+            );
+            return Err(FieldError::invalid("tunnel.sched_codel_target_ms", target, allowed));
+        }
+    }
     float("tunnel.reorder_weight", t.reorder_weight, F64Range::open_closed(0.0, 1.0))?;
     float("tunnel.reorder_margin_ms", t.reorder_margin_ms, WAIT_MS)?;
     float("tunnel.static_wait_ms", t.static_wait_ms, WAIT_MS)?;
@@ -338,5 +371,47 @@ mod tests {
         assert!(err.contains("tunnel.bbr2.beta"), "{err}");
         let err = over("scheduler = \"srt\"").unwrap_err().to_string();
         assert!(err.contains("tunnel.scheduler") && err.contains("acpf"), "{err}");
+    }
+
+    #[test]
+    fn sched_codel_is_off_by_default_and_reaches_the_core_when_set() {
+        let base = TunnelConfig::default();
+        assert_eq!(base.sched_codel_target_ms, None);
+        assert_eq!(base.to_core(&[1, 2], 1500).sched_codel, None);
+        let t = over(&base, "sched_codel_target_ms = 5.0\nsched_codel_interval_ms = 80.0").unwrap();
+        let core = t.to_core(&[1, 2], 1400).sched_codel.expect("CoDel configured");
+        assert_eq!(core.target, Duration::from_millis(5));
+        assert_eq!(core.interval, Duration::from_millis(80));
+        assert_eq!(core.mtu_bytes, 1400, "one inner packet of the largest size");
+        assert_eq!(
+            over(&t, "sched_codel_target_ms = \"off\"").unwrap().sched_codel_target_ms,
+            None
+        );
+    }
+
+    #[test]
+    fn sched_codel_out_of_range_names_the_field_and_the_range() {
+        let base = TunnelConfig::default();
+        let err = over(&base, "sched_codel_target_ms = 150.0")
+            .unwrap()
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("tunnel.sched_codel_target_ms") && err.contains("[0.1, 100]"),
+            "{err}"
+        );
+        let err =
+            over(&base, "sched_codel_target_ms = 0.0").unwrap().validate().unwrap_err().to_string();
+        assert!(err.contains("tunnel.sched_codel_target_ms"), "{err}");
+        let err = over(&base, "sched_codel_interval_ms = 0.5")
+            .unwrap()
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("tunnel.sched_codel_interval_ms") && err.contains("[1, 10000]"),
+            "{err}"
+        );
     }
 }

@@ -162,8 +162,15 @@ fn config_text(
     let _ = writeln!(t, "[peer]\npublic_key = \"{peer}\"");
     let _ = writeln!(t, "[liveness]\ndead_after_ms = {}", spec.dead_after_ms);
     // Serialized under its key, so its algorithm tables are written as [tunnel.acpf], ...
+    // Only the keys whose values differ from the daemon's built-in default: the daemon fills in
+    // the same values for the rest, and a daemon of an older build (`braid lab --daemon`) is
+    // not handed keys it does not know.
+    let section = toml::Table::try_from(&spec.tunnel).map_err(toml_err)?;
+    let bonding = toml::Table::try_from(TunnelSection::bonding()).map_err(toml_err)?;
+    let differs: toml::Table =
+        section.into_iter().filter(|(k, v)| bonding.get(k) != Some(v)).collect();
     let mut tunnel = toml::Table::new();
-    tunnel.insert("tunnel".into(), toml::Value::try_from(&spec.tunnel).map_err(toml_err)?);
+    tunnel.insert("tunnel".into(), toml::Value::Table(differs));
     let _ = writeln!(t, "{}", toml::to_string(&tunnel).map_err(toml_err)?);
     let mut order: Vec<usize> = (0..spec.paths.len()).collect();
     if server && spec.server_reversed {

@@ -28,13 +28,15 @@ use std::time::{Duration, Instant as WallInstant, SystemTime, UNIX_EPOCH};
 
 use braid_core::tunnel::TunnelConfig;
 use braid_core::wire::{
-    frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, DATA_HEADER_LEN, PROBE_LEN,
+    frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, TimeSync, DATA_HEADER_LEN,
+    FLAG_UNSTAMPED, PROBE_LEN, TIME_SYNC_LEN,
 };
 use braid_core::Instant;
 use tracing::{error, info, warn};
 
 use crate::config::{DaemonConfig, Role};
 use crate::control::{self, ControlSocket};
+use crate::crypto::compact::{self, COMPACT_HEADER_LEN, MAX_ATTEMPT};
 use crate::crypto::{self, CryptoError, Opened, PeerKeys, Responder, Session, SessionConfig};
 use crate::history::{History, SharedHistory, HISTORY_INTERVAL};
 use crate::inner;
@@ -397,6 +399,7 @@ impl Daemon {
                     "path down: nothing heard for dead_after"
                 );
                 peer.tx.set_path_up(now, i, false);
+                peer.compact_ready[i] = false;
                 io.paths.path_down(i);
             }
         }
@@ -430,21 +433,54 @@ impl Daemon {
                 st.send_control(io, now, p, fb.path_id as usize, |b| fb.emit(b).unwrap_or(0));
             }
         }
+        let compact = st.core.compact_seq_reach.is_some();
         let peer = &mut st.peers[p];
         while let Some(t) = peer.tx.poll_transmit(now) {
             let Some(dest) = peer.remotes[t.path] else { continue };
             let len = t.payload.len();
             let session = st.sessions.get_mut(p);
-            let r = io.paths.push(t.path, dest, crypto::OVERHEAD + DATA_HEADER_LEN + len, |buf| {
-                let plain = &mut buf[crypto::HEADER_LEN..];
-                let h = t.header.emit(plain).unwrap_or(0);
-                let n = t.payload.copy_to(&mut plain[h..]).unwrap_or(0);
-                session.seal(now, t.path as u8, buf, h + n).unwrap_or(0)
-            });
+            let ready = st.role == Role::Server || peer.compact_ready[t.path];
+            let compact_msg = compact && ready && t.compact && t.attempt <= MAX_ATTEMPT;
+            let r = if compact_msg {
+                // crypto/compact.rs: the header's fields are the core's numbers.
+                let (path_seq, global_seq) = (t.header.path_seq, t.header.global_seq);
+                io.paths.push(t.path, dest, crypto::COMPACT_OVERHEAD + len, |buf| {
+                    let n = t.payload.copy_to(&mut buf[COMPACT_HEADER_LEN..]).unwrap_or(0);
+                    let path = t.path as u8;
+                    session
+                        .seal_compact(now, path, path_seq, t.attempt, global_seq, buf, n)
+                        .unwrap_or(0)
+                })
+            } else {
+                io.paths.push(t.path, dest, crypto::OVERHEAD + DATA_HEADER_LEN + len, |buf| {
+                    let plain = &mut buf[crypto::HEADER_LEN..];
+                    let h = t.header.emit(plain).unwrap_or(0);
+                    let n = t.payload.copy_to(&mut plain[h..]).unwrap_or(0);
+                    session.seal(now, t.path as u8, buf, h + n).unwrap_or(0)
+                })
+            };
             if r.is_err() {
                 peer.paths[t.path].socket_drops += 1;
             }
+            peer.paths[t.path].compact_tx += u64::from(compact_msg);
+            if compact_msg && t.time_sync {
+                // Right behind its packet on the same path's train, so the receiver finds that
+                // packet the path's newest when the frame arrives.
+                let ts = TimeSync {
+                    path_id: t.path as u8,
+                    path_seq: t.header.path_seq,
+                    send_ts_ns: t.header.send_ts_ns,
+                };
+                let r = io.paths.push(t.path, dest, crypto::OVERHEAD + TIME_SYNC_LEN, |buf| {
+                    let n = ts.emit(&mut buf[crypto::HEADER_LEN..]).unwrap_or(0);
+                    session.seal(now, t.path as u8, buf, n).unwrap_or(0)
+                });
+                if r.is_err() {
+                    peer.paths[t.path].socket_drops += 1;
+                }
+            }
         }
+        while peer.tx.poll_dropped().is_some() {}
     }
 
     fn publish(&mut self, now: Instant) {
@@ -478,6 +514,7 @@ impl Daemon {
                     lost_pkts: s.lost_pkts + tcp.as_ref().map_or(0, |t| t.retrans_segs),
                     rto_count: s.rto_count,
                     socket_drops: peer.paths[i].socket_drops,
+                    compact_tx_pkts: peer.paths[i].compact_tx,
                     stream_errors: tcp.as_ref().map_or(0, |t| t.stream_errors),
                 });
             }
@@ -508,7 +545,7 @@ impl Daemon {
             tun_rx_pkts: st.counters.tun_rx,
             tun_tx_pkts: st.counters.tun_tx,
             sched_queue_pkts: st.peers.iter().map(|p| p.tx.queue_len()).sum(),
-            sched_drops: sum(&|p| p.tx.stats().sched_drops),
+            sched_drops: sum(&|p| p.tx.stats().sched_drops + p.tx.stats().aqm_drops),
             reorder_pkts: st.peers.iter().map(|p| p.rx.reorder_len()).sum(),
             reorder_wait_limit_ms: first.rx.wait_limit().as_secs_f64() * 1e3,
             reorder_duplicates: sum(&|p| p.rx.stats().duplicate_pkts),
@@ -531,6 +568,10 @@ impl Daemon {
 impl State {
     /// One datagram from path `i`'s socket.
     fn on_datagram(&mut self, now: Instant, i: usize, src: SocketAddr, datagram: &mut [u8]) {
+        if crypto::compact::is_compact(datagram) {
+            self.on_compact(now, i, src, datagram);
+            return;
+        }
         let len = datagram.len() as u64;
         let (peer, opened) = self.sessions.open(now, src, i as u8, datagram, &mut self.reply_buf);
         let plain = match opened {
@@ -569,15 +610,11 @@ impl State {
             self.counters.rejected += 1;
             return;
         };
-        if self.sessions.get_mut(p).take_peer_restart() {
-            self.restart_peer(now, p);
-        }
-        if self.sessions.get_mut(p).take_paths_changed() {
-            self.match_paths(now, p);
-        }
+        self.on_authenticated(now, p, i, len);
         let peer = &mut self.peers[p];
-        peer.paths[i].rx_pkts += 1;
-        peer.paths[i].rx_bytes += len;
+        if self.role == Role::Client {
+            peer.server_sources[i] = Some(src);
+        }
         if self.authenticated.last() != Some(&(i, src)) {
             self.authenticated.push((i, src));
         }
@@ -609,6 +646,9 @@ impl State {
         // peer's, path_table.rs), so the path is `i`. The frames' own path ids are the sender's
         // numbering, which may differ from ours: they are replaced by ours, not checked.
         let path_id = i as u8;
+        if matches!(frame_type(plain), Ok(FrameType::Data | FrameType::Feedback)) {
+            peer.compact_ready[i] = true;
+        }
         match frame_type(plain) {
             Ok(FrameType::Data) => {
                 let Ok((mut h, payload)) = DataHeader::parse(plain) else {
@@ -627,6 +667,13 @@ impl State {
                 }
                 Err(_) => self.counters.rejected += 1,
             },
+            Ok(FrameType::TimeSync) => match TimeSync::parse(plain) {
+                Ok(mut ts) => {
+                    ts.path_id = path_id;
+                    peer.rx.handle_time_sync(now, &ts);
+                }
+                Err(_) => self.counters.rejected += 1,
+            },
             Ok(FrameType::Probe) => match Probe::parse(plain) {
                 Ok(mut pr) if pr.kind == ProbeKind::Request => {
                     pr.path_id = path_id;
@@ -636,6 +683,8 @@ impl State {
                 // the scheduler knows a quiet path's RTT before it uses it. An echo from the
                 // future or older than the probe horizon is not a sample.
                 Ok(pr) if pr.kind == ProbeKind::Response => {
+                    // The server answers only to the address it validated for this path.
+                    peer.compact_ready[i] = validated;
                     if !validated {
                         let Some(v) = peer.validation.as_mut() else { return };
                         if !v.on_response(i, src, pr.timestamp_ns) {
@@ -658,6 +707,66 @@ impl State {
             },
             Err(_) => self.counters.rejected += 1,
         }
+    }
+
+    /// A compact datagram (crypto/compact.rs) from path `i`'s socket: a data packet. It names
+    /// no keys, so its peer is the one it came from: on a server the peer whose validated
+    /// address on this path sent it, on a client the server if the datagram comes from where
+    /// the server's authenticated full messages on this path came from (which need not be the
+    /// configured remote: a server bound to a wildcard address answers from the address its
+    /// route picks). Anything else is dropped before any decryption. Its sequence numbers are
+    /// expanded around what that peer's receiver expects next.
+    fn on_compact(&mut self, now: Instant, i: usize, src: SocketAddr, datagram: &mut [u8]) {
+        let len = datagram.len() as u64;
+        let client = self.role == Role::Client;
+        let from = |peer: &Peer| {
+            let known = if client { &peer.server_sources } else { &peer.remotes };
+            known.get(i).copied().flatten() == Some(src)
+        };
+        let Some(p) = self.peers.iter().position(from) else {
+            self.counters.rejected += 1;
+            return;
+        };
+        let expected = self.peers[p].rx.expected_path_seq(i);
+        let session = self.sessions.get_mut(p);
+        let (header, plain) = match session.open_compact(now, i as u8, expected, datagram) {
+            Ok(opened) => opened,
+            Err(_) => {
+                self.counters.rejected += 1;
+                return;
+            }
+        };
+        self.on_authenticated(now, p, i, len);
+        let peer = &mut self.peers[p];
+        peer.compact_ready[i] = true;
+        self.path_heard(now, p, i);
+        let peer = &mut self.peers[p];
+        let h = DataHeader {
+            flags: FLAG_UNSTAMPED,
+            path_id: i as u8,
+            payload_len: plain.len().min(usize::from(u16::MAX)) as u16,
+            global_seq: compact::expand(peer.rx.expected_global_seq(), header.global_seq),
+            path_seq: header.path_seq,
+            send_ts_ns: 0,
+        };
+        if let Some(pkt) = self.pool.alloc_from(plain) {
+            let _ = peer.rx.handle_data(now, &h, pkt);
+        }
+    }
+
+    /// What a transport datagram of `len` bytes from peer `p` on path `i` changes once its tag
+    /// verified: a restart or a new path map the keys it opened with revealed, and the path's
+    /// receive counters.
+    fn on_authenticated(&mut self, now: Instant, p: usize, i: usize, len: u64) {
+        if self.sessions.get_mut(p).take_peer_restart() {
+            self.restart_peer(now, p);
+        }
+        if self.sessions.get_mut(p).take_paths_changed() {
+            self.match_paths(now, p);
+        }
+        let counters = &mut self.peers[p].paths[i];
+        counters.rx_pkts += 1;
+        counters.rx_bytes += len;
     }
 
     /// Peer `p` restarted (a handshake carried a new instance of it): its senders and
@@ -690,6 +799,7 @@ impl State {
                 );
                 peer.live.mark_down(i);
                 peer.tx.set_path_up(now, i, false);
+                peer.compact_ready[i] = false;
             } else if matched && peer.unmatched[i] {
                 info!(peer = %peer.config.name, path = %name, "the peer now has this path");
             }

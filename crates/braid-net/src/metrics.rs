@@ -52,6 +52,9 @@ pub struct PathSnapshot {
     pub rto_count: u64,
     /// Datagrams the socket refused (full send buffer).
     pub socket_drops: u64,
+    /// Data packets sent as compact messages (4-byte header; `interface.compact`).
+    #[serde(default)]
+    pub compact_tx_pkts: u64,
     /// TCP path connections closed for a malformed stream (bad frame length).
     #[serde(default)]
     pub stream_errors: u64,
@@ -95,7 +98,8 @@ pub struct Snapshot {
     pub tun_rx_pkts: u64,
     pub tun_tx_pkts: u64,
     pub sched_queue_pkts: usize,
-    /// Inner packets dropped because the scheduler queue was full.
+    /// Inner packets dropped at the scheduler queue: full (drop-tail), or by CoDel when
+    /// `tunnel.sched_codel_target_ms` is set.
     pub sched_drops: u64,
     pub reorder_pkts: usize,
     pub reorder_wait_limit_ms: f64,
@@ -228,7 +232,7 @@ impl Snapshot {
         counter(
             &mut reg,
             "scheduler_drops",
-            "Packets dropped at a full scheduler queue",
+            "Packets dropped at the scheduler queue (full, or by CoDel)",
             self.sched_drops,
         );
         gauge(
@@ -279,7 +283,7 @@ impl Snapshot {
             }
             reg.register(name, help, fam);
         }
-        let path_counters: [PathMetric<u64>; 8] = [
+        let path_counters: [PathMetric<u64>; 9] = [
             ("path_tx_packets", "Datagrams sent", |p| Some(p.tx_pkts)),
             ("path_tx_bytes", "Bytes sent", |p| Some(p.tx_bytes)),
             ("path_rx_packets", "Datagrams received", |p| Some(p.rx_pkts)),
@@ -287,6 +291,9 @@ impl Snapshot {
             ("path_lost_packets", "Packets declared lost", |p| Some(p.lost_pkts)),
             ("path_rto", "Retransmission timeouts", |p| Some(p.rto_count)),
             ("path_socket_drops", "Datagrams the socket refused", |p| Some(p.socket_drops)),
+            ("path_compact_packets", "Data packets sent as compact messages", |p| {
+                Some(p.compact_tx_pkts)
+            }),
             ("path_stream_errors", "TCP path connections closed for a malformed stream", |p| {
                 Some(p.stream_errors)
             }),

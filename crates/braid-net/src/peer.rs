@@ -21,6 +21,8 @@ pub struct PathCounters {
     pub rx_pkts: u64,
     pub rx_bytes: u64,
     pub socket_drops: u64,
+    /// Data packets sent as compact messages (crypto/compact.rs).
+    pub compact_tx: u64,
 }
 
 /// One peer's protocol state.
@@ -42,6 +44,14 @@ pub struct Peer {
     /// Our paths the peer has no path of the same name for (from the last handshake): down,
     /// and never brought up by what arrives on them.
     pub unmatched: Vec<bool>,
+    /// (Client) per path: the server sent data or feedback on it since it last came up, so it
+    /// knows, and has validated, our address there. Compact messages name no keys, and a
+    /// server takes them only from a peer's validated address, so until then the path's data
+    /// goes in full messages, which teach the server the address.
+    pub compact_ready: Vec<bool>,
+    /// (Client) per path: where the server's last authenticated full message came from; its
+    /// compact messages are taken from there only.
+    pub server_sources: Vec<Option<SocketAddr>>,
 }
 
 impl Peer {
@@ -78,6 +88,8 @@ impl Peer {
             tun_tx: 0,
             spoofed: 0,
             unmatched: vec![false; n],
+            compact_ready: vec![false; n],
+            server_sources: vec![None; n],
         }
     }
 
@@ -91,6 +103,8 @@ impl Peer {
             }
         }
         self.rx = TunnelReceiver::new(core);
+        // A restarted server knows none of our addresses.
+        self.compact_ready.fill(false);
     }
 
     /// Whether an inner packet may come from (or go to) `addr` through this peer.

@@ -61,6 +61,15 @@ impl Sender {
         }
     }
 
+    /// A packet CoDel dropped from the scheduler queue. Call until `None` (each returned
+    /// packet's slot goes back to the pool when it is dropped).
+    pub fn poll_dropped(&mut self) -> Option<Pkt> {
+        match self {
+            Sender::Datagram(tx) => tx.poll_dropped(),
+            Sender::Stream(tx) => tx.poll_dropped(),
+        }
+    }
+
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit<Pkt>> {
         match self {
             Sender::Datagram(tx) => tx.poll_transmit(now),

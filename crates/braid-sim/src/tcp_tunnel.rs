@@ -111,6 +111,11 @@ impl StreamTx {
         self.sched.handle_packet(now, id, pool.get(id).inner_len).err()
     }
 
+    /// A packet CoDel dropped from the scheduler queue. Call until `None`.
+    pub fn poll_dropped(&mut self) -> Option<PktId> {
+        self.sched.poll_dropped()
+    }
+
     /// Refreshes what the scheduler sees of each connection (the daemon's `TCP_INFO` read).
     pub fn update_paths(&mut self) {
         for i in 0..self.conns.len() {

@@ -709,7 +709,8 @@ impl World {
                 }
             }
             Agent::ProxyTx | Agent::UeTx if self.is_stream_tunnel() => {
-                self.pump_stream_sender(agent == Agent::ProxyTx)
+                self.pump_stream_sender(agent == Agent::ProxyTx);
+                self.retire_aqm_drops(agent == Agent::ProxyTx);
             }
             Agent::ProxyTx | Agent::UeTx => {
                 let down = agent == Agent::ProxyTx;
@@ -725,10 +726,22 @@ impl World {
                     }
                     self.send(if down { path_dl(path) } else { path_ul(path) }, id);
                 }
+                self.retire_aqm_drops(down);
             }
             Agent::ProxyRx | Agent::UeRx => self.pump_receiver(agent == Agent::UeRx),
         }
         self.arm(agent);
+    }
+
+    /// Retires what CoDel dropped from a tunnel sender's scheduler queue: scheduler drops, as
+    /// the drop-tail ones.
+    fn retire_aqm_drops(&mut self, down: bool) {
+        while let Some(t) = self.tunnel.as_mut() {
+            let s = if down { &mut t.proxy_tx } else { &mut t.ue_tx };
+            let Some(p) = s.poll_dropped(&mut self.pool) else { break };
+            self.account[usize::from(!p.downlink)].sched_drops += 1;
+            self.retire(&p);
+        }
     }
 
     /// Whether the tunnel's paths are kernel TCP connections.

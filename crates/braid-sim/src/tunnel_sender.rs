@@ -97,6 +97,21 @@ impl SimSender {
         }
     }
 
+    /// A packet CoDel dropped from the scheduler queue, taken out of the pool. Call until
+    /// `None`.
+    pub fn poll_dropped(&mut self, pool: &mut PacketPool) -> Option<Packet> {
+        let taken = |pool: &mut PacketPool, id: PktId| {
+            let p = *pool.get(id);
+            pool.free(id);
+            p
+        };
+        match self {
+            SimSender::ByIndex(s) => s.poll_dropped().map(|id| taken(pool, id)),
+            SimSender::ByValue(s) => s.poll_dropped(),
+            SimSender::Stream(s) => s.poll_dropped().map(|id| taken(pool, id)),
+        }
+    }
+
     /// The kernel-TCP sender inside, if this is one.
     pub fn as_stream(&self) -> Option<&StreamTx> {
         match self {

@@ -2,6 +2,7 @@
 //! every further copy the tunnel made) was delivered, dropped in a named queue, or is still in
 //! flight. `run` checks it at the end of every run and returns an error on violation; here
 //! random scenarios exercise it, with drop-tail or CoDel bottlenecks (either direction) and
+//! scheduler queues, and
 //! Bernoulli or Gilbert-Elliott loss. The scheduler, tunnel CC, end-to-end CC, reliability and
 //! receiver choices come from the names the core registers, so a newly added algorithm is
 //! covered without touching this file.
@@ -31,14 +32,17 @@ fn arb_loss() -> impl Strategy<Value = String> {
 /// Queue disciplines and CoDel parameters for both paths.
 fn arb_aqm() -> impl Strategy<Value = Vec<String>> {
     let aqm = || prop_oneof![Just("droptail"), Just("codel")];
-    (aqm(), aqm(), aqm(), 1.0f64..10.0, 20.0f64..200.0).prop_map(
-        |(down0, down1, up1, target, interval)| {
+    let sched_target =
+        prop_oneof![Just("off".to_string()), (1.0f64..20.0).prop_map(|t| t.to_string())];
+    (aqm(), aqm(), aqm(), 1.0f64..10.0, 20.0f64..200.0, sched_target).prop_map(
+        |(down0, down1, up1, target, interval, sched_target)| {
             vec![
                 format!("paths.0.aqm={down0}"),
                 format!("paths.1.aqm={down1}"),
                 format!("paths.1.uplink_aqm={up1}"),
                 format!("paths.0.codel_target_ms={target}"),
                 format!("paths.0.codel_interval_ms={interval}"),
+                format!("tunnel.sched_codel_target_ms={sched_target}"),
             ]
         },
     )

@@ -184,6 +184,25 @@ fn integrity_50_mb_arrive_byte_exact_under_reordering_and_loss_on_one_path() {
     );
     assert!(server.paths[1].tx_pkts > 1000, "path 2 carried part of the download: {server:?}");
     assert!(server.paths[1].lost_pkts > 0, "path 2 lost packets: {server:?}");
+    // The daemon's default: data in compact messages (4-byte header), on both paths and both
+    // ways (the client's ACKs too), with the reordering and the repairs above.
+    for (end, status) in [("server", &server), ("client", &client)] {
+        for (i, p) in status.paths.iter().enumerate() {
+            eprintln!(
+                "{end} path {}: {} of {} data packets compact",
+                i + 1,
+                p.compact_tx_pkts,
+                p.tx_pkts
+            );
+            assert!(
+                p.compact_tx_pkts * 100 >= p.tx_pkts * 95,
+                "{end} path {}: {} of {} compact",
+                i + 1,
+                p.compact_tx_pkts,
+                p.tx_pkts
+            );
+        }
+    }
     assert!(leftovers(&prefix).is_empty());
 }
 

@@ -190,6 +190,42 @@ impl<P> ReorderBuffer<P> {
         if owd_ns.is_some() {
             self.wait.on_spread_sample(self.delays.spread(now));
         }
+        self.insert_sampled(now, path, global_seq, owd_ns, payload)
+    }
+
+    /// A packet without a send timestamp (a compact message of the data plane) arrived on
+    /// `path` at `now`: it takes its path's latest one-way delay for delay equalisation and
+    /// gives no sample of its own; [`ReorderBuffer::sample_delay`] brings the samples.
+    pub fn insert_unstamped(
+        &mut self,
+        now: Instant,
+        path: usize,
+        global_seq: u64,
+        payload: P,
+    ) -> Insert<P> {
+        self.advance(now);
+        let owd_ns = self.delays.latest(now, path);
+        self.insert_sampled(now, path, global_seq, owd_ns, payload)
+    }
+
+    /// A one-way-delay sample of `path` taken apart from an insert: a packet that arrived at
+    /// `arrived` was sent at `send_ts_ns` (sender clock), as a time-sync frame says
+    /// ([`crate::wire::TimeSync`]); `now` is when that became known.
+    pub fn sample_delay(&mut self, now: Instant, arrived: Instant, path: usize, send_ts_ns: u64) {
+        self.advance(now);
+        if self.delays.on_arrival(arrived, path, send_ts_ns).is_some() {
+            self.wait.on_spread_sample(self.delays.spread(now));
+        }
+    }
+
+    fn insert_sampled(
+        &mut self,
+        now: Instant,
+        path: usize,
+        global_seq: u64,
+        owd_ns: Option<i128>,
+        payload: P,
+    ) -> Insert<P> {
         if let Some(f) = &mut self.fast_loss {
             f.on_arrival(now, path, global_seq);
         }

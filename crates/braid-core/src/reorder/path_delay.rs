@@ -70,6 +70,15 @@ impl PathDelays {
         Some(owd_ns)
     }
 
+    /// The latest sample of `path` if it is still fresh at `now`: the one-way delay (clock offset
+    /// included) a packet of that path without a timestamp of its own is taken to have had.
+    pub fn latest(&self, now: Instant, path: usize) -> Option<i128> {
+        self.latest
+            .get(path)?
+            .filter(|s| now.nanos_since(s.at) <= PATH_SAMPLE_MAX_AGE_NS)
+            .map(|s| s.owd_ns)
+    }
+
     /// Largest minus smallest fresh sample at `now`: zero while fewer than two paths are fresh.
     pub fn spread(&self, now: Instant) -> Duration {
         let mut fresh = self.fresh(now);

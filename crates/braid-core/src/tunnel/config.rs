@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::cc::{CcTuning, Counting, TunnelCc};
+use crate::linkmodel::CoDelConfig;
 use crate::path::rtt::DEFAULT_MIN_RTO;
 use crate::reorder::ReorderConfig;
 use crate::sched::{SchedulerConfig, SchedulerKind};
@@ -54,6 +55,10 @@ pub struct TunnelConfig {
     pub path_costs: Vec<u32>,
     /// Scheduler queue capacity in packets (Table 1: 1500).
     pub sched_queue_pkts: usize,
+    /// Active queue management on the scheduler queue: CoDel (RFC 8289) judging each packet's
+    /// time in the queue when it leaves for a path. `None` (the default, Table 1) is plain
+    /// drop-tail at `sched_queue_pkts`. See `tunnel/sched_queue.rs`.
+    pub sched_codel: Option<CoDelConfig>,
     /// Bytes each tunnelled packet adds to the inner packet on the wire.
     pub header_bytes: u32,
     /// Largest wire packet (inner MTU + header); the window unit and packet-counting charge.
@@ -86,6 +91,16 @@ pub struct TunnelConfig {
     /// Window counting for every path; `None` takes [`TunnelCc::counting`] (packets for the
     /// DCCP names, bytes otherwise).
     pub counting: Option<Counting>,
+    /// Compact data messages (the data plane's 4-byte header, which carries sequence numbers
+    /// as their low bits): `Some(reach)` makes the sender mark each packet whose path and global
+    /// sequence numbers the receiver is sure to expand exactly, i.e. within `reach` of every
+    /// value the receiver may expect ([`super::Transmit::compact`]). `None` (the default, and
+    /// the simulator's) marks none.
+    pub compact_seq_reach: Option<u64>,
+    /// With compact messages: the sender asks for a time-sync frame ([`crate::wire::TimeSync`])
+    /// after a compact packet on a path when this long has passed since the path's last one,
+    /// so the receiver keeps sampling one-way delays. `None`: never.
+    pub owd_sample_interval: Option<Duration>,
     /// Seed of the paths' controllers' random draws ([`crate::cc::TunnelCc::build_seeded`]).
     /// `None` (the default) keeps the fixed seeds, so runs replay the tables of
     /// docs/validation.md; the simulator's noise model (docs/design.md section 10) passes a
@@ -102,6 +117,7 @@ impl Default for TunnelConfig {
             cc_tuning: CcTuning::default(),
             path_costs: vec![1, 2],
             sched_queue_pkts: 1500,
+            sched_codel: None,
             header_bytes: DEFAULT_HEADER_BYTES,
             mss_bytes: 1500 + DEFAULT_HEADER_BYTES as u64,
             initial_window_pkts: 10,
@@ -115,6 +131,8 @@ impl Default for TunnelConfig {
             pacing_catch_up: Duration::ZERO,
             max_rtt_spread: None,
             counting: None,
+            compact_seq_reach: None,
+            owd_sample_interval: None,
             cc_seed: None,
         }
     }
@@ -171,6 +189,17 @@ impl TunnelConfig {
         let spread_range = Duration::from_millis(1)..=Duration::from_secs(10);
         if self.max_rtt_spread.is_some_and(|s| !spread_range.contains(&s)) {
             return err("max_rtt_spread", "must be between 1 ms and 10 s");
+        }
+        if self.compact_seq_reach.is_some_and(|r| !(2..=1 << 62).contains(&r)) {
+            return err("compact_seq_reach", "must be in 2..=2^62");
+        }
+        if self.owd_sample_interval.is_some_and(|d| d.is_zero() || d > Duration::from_secs(1)) {
+            return err("owd_sample_interval", "must be in (0, 1 s]");
+        }
+        if let Some(codel) = &self.sched_codel {
+            codel
+                .validate()
+                .map_err(|e| TunnelConfigError { field: "sched_codel", detail: e.to_string() })?;
         }
         self.sched
             .validate()

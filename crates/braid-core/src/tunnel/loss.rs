@@ -63,6 +63,9 @@ struct SentPacket {
     rate: PacketRateInfo,
     state: State,
     retransmitted: bool,
+    /// Retransmissions so far (saturating).
+    attempts: u8,
+    global_seq: u64,
 }
 
 /// What processing one feedback frame produced for the controller.
@@ -71,6 +74,9 @@ pub(crate) struct FeedbackOutcome {
     pub ack: Option<AckEvent>,
     pub congestion: Option<CongestionEvent>,
     pub newly_lost_pkts: u64,
+    /// The highest global sequence number among the packets this feedback acknowledged first:
+    /// the receiver has seen at least that far.
+    pub largest_acked_global: Option<u64>,
 }
 
 /// Sent packets of one path in path-sequence order, from the oldest outstanding one.
@@ -130,12 +136,13 @@ impl<P> SentTracker<P> {
         }
     }
 
-    /// Records the departure of `path_seq` (always the next sequence number), keeping
-    /// `retained` for a retransmission if the path retransmits.
+    /// Records the departure of `path_seq` (always the next sequence number) carrying
+    /// `global_seq`, keeping `retained` for a retransmission if the path retransmits.
     pub(crate) fn on_sent(
         &mut self,
         now: Instant,
         path_seq: u64,
+        global_seq: u64,
         charge: u64,
         retained: Option<Retained<P>>,
     ) {
@@ -150,12 +157,19 @@ impl<P> SentTracker<P> {
             rate,
             state: State::Outstanding,
             retransmitted: false,
+            attempts: 0,
+            global_seq,
         });
         debug_assert_eq!(self.retain, retained.is_some());
         if self.retain {
             self.copies.push_back(retained);
         }
         self.outstanding_bytes += charge;
+    }
+
+    /// The largest path sequence number acknowledged so far.
+    pub(crate) fn largest_acked(&self) -> Option<u64> {
+        self.largest_acked
     }
 
     /// Whether packets wait to be sent again (possibly stale entries; see `next_resend`).
@@ -179,8 +193,9 @@ impl<P> SentTracker<P> {
         Some((seq, self.sent[idx].charge, self.copies.get(idx)?.as_ref()?))
     }
 
-    /// `path_seq`, the packet [`SentTracker::next_resend`] returned, leaves again now.
-    pub(crate) fn on_retransmit(&mut self, now: Instant, path_seq: u64) {
+    /// `path_seq`, the packet [`SentTracker::next_resend`] returned, leaves again now; returns
+    /// how many times it has been sent again, this time included (saturating at 255).
+    pub(crate) fn on_retransmit(&mut self, now: Instant, path_seq: u64) -> u8 {
         self.resend.pop_front();
         if self.outstanding_bytes == 0 {
             self.last_progress = now;
@@ -192,10 +207,12 @@ impl<P> SentTracker<P> {
         debug_assert_eq!(p.state, State::AwaitingRetransmission);
         p.state = State::Outstanding;
         p.retransmitted = true;
+        p.attempts = p.attempts.saturating_add(1);
         p.sent_time = now;
         p.rate = rate;
         self.resend_bytes -= p.charge;
         self.outstanding_bytes += p.charge;
+        p.attempts
     }
 
     /// Gives up `path_seq`, the packet [`SentTracker::next_resend`] returned: lost for good.
@@ -259,6 +276,7 @@ impl<P> SentTracker<P> {
         let prior_in_flight = self.outstanding_bytes;
         let mut newly_acked = 0u64;
         let mut largest_newly_acked: Option<(u64, Instant, bool)> = None;
+        let mut largest_acked_global: Option<u64> = None;
         let end_seq = self.front_seq + self.sent.len() as u64;
         for range in fb.ranges.as_slice() {
             if range.largest < self.front_seq || range.smallest >= end_seq {
@@ -269,6 +287,9 @@ impl<P> SentTracker<P> {
             for seq in lo..=hi {
                 let idx = (seq - self.front_seq) as usize;
                 let p = &mut self.sent[idx];
+                if p.state != State::Acked {
+                    largest_acked_global = largest_acked_global.max(Some(p.global_seq));
+                }
                 match p.state {
                     State::Outstanding => {
                         p.state = State::Acked;
@@ -306,7 +327,12 @@ impl<P> SentTracker<P> {
         let Some((largest_seq, largest_sent_time, largest_retransmitted)) = largest_newly_acked
         else {
             self.pop_settled();
-            return FeedbackOutcome { ack: None, congestion: None, newly_lost_pkts: 0 };
+            return FeedbackOutcome {
+                ack: None,
+                congestion: None,
+                newly_lost_pkts: 0,
+                largest_acked_global,
+            };
         };
         let mut rtt_sample = None;
         if self.largest_acked.is_none_or(|l| largest_seq > l) {
@@ -346,7 +372,12 @@ impl<P> SentTracker<P> {
             rate,
             app_limited: rate.is_some_and(|r| r.is_app_limited),
         };
-        FeedbackOutcome { ack: Some(ack), congestion, newly_lost_pkts: lost_pkts }
+        FeedbackOutcome {
+            ack: Some(ack),
+            congestion,
+            newly_lost_pkts: lost_pkts,
+            largest_acked_global,
+        }
     }
 
     fn loss_delay(&self) -> Duration {
@@ -478,7 +509,7 @@ mod tests {
         // after waiting for pacing, acknowledged at 52 ms after a 2 ms hold: the RTT is 40 ms,
         // not the 47 ms the echo would give.
         let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16, false);
-        t.on_sent(ms(10), 0, 1000, None);
+        t.on_sent(ms(10), 0, 0, 1000, None);
         let mut fb = feedback(&[(0, 0)], 3);
         fb.hold_time_ns = 2_000_000;
         let out = t.on_feedback(ms(52), &fb);
@@ -492,7 +523,7 @@ mod tests {
     fn third_later_ack_declares_a_hole_lost() {
         let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16, false);
         for seq in 0..5 {
-            t.on_sent(ms(seq), seq, 1000, None);
+            t.on_sent(ms(seq), seq, seq, 1000, None);
         }
         // Packet 0 missing, 1..=2 acked: not yet lost (only two later packets acked).
         let out = t.on_feedback(ms(21), &feedback(&[(1, 2)], 2));
@@ -508,8 +539,8 @@ mod tests {
     #[test]
     fn time_threshold_declares_loss_via_the_timer() {
         let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16, false);
-        t.on_sent(ms(0), 0, 1000, None);
-        t.on_sent(ms(1), 1, 1000, None);
+        t.on_sent(ms(0), 0, 0, 1000, None);
+        t.on_sent(ms(1), 1, 1, 1000, None);
         let out = t.on_feedback(ms(21), &feedback(&[(1, 1)], 1));
         assert!(out.congestion.is_none());
         // loss delay = 9/8 * 20 ms = 22.5 ms after packet 0 was sent.
@@ -524,23 +555,23 @@ mod tests {
     #[test]
     fn rto_declares_the_whole_flight_lost_and_backs_off() {
         let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16, false);
-        t.on_sent(ms(0), 0, 1000, None);
-        t.on_sent(ms(0), 1, 1000, None);
+        t.on_sent(ms(0), 0, 0, 1000, None);
+        t.on_sent(ms(0), 1, 1, 1000, None);
         // No RTT sample yet: initial RTO of 1 s.
         assert_eq!(t.timeout(), Some(ms(1000)));
         let (_, rto, pkts) = t.on_timeout(ms(1000));
         assert!(rto);
         assert_eq!(pkts, 2);
         assert_eq!(t.outstanding_bytes, 0);
-        t.on_sent(ms(1000), 2, 1000, None);
+        t.on_sent(ms(1000), 2, 2, 1000, None);
         assert_eq!(t.timeout(), Some(ms(3000)), "backoff doubles the RTO");
     }
 
     #[test]
     fn repeated_feedback_does_not_double_count() {
         let mut t: SentTracker<()> = SentTracker::new(Duration::from_millis(200), 3, 16, false);
-        t.on_sent(ms(0), 0, 1000, None);
-        t.on_sent(ms(0), 1, 1000, None);
+        t.on_sent(ms(0), 0, 0, 1000, None);
+        t.on_sent(ms(0), 1, 1, 1000, None);
         let fb = feedback(&[(0, 1)], 0);
         assert!(t.on_feedback(ms(20), &fb).ack.is_some());
         assert!(t.on_feedback(ms(21), &fb).ack.is_none());

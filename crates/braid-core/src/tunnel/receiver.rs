@@ -28,7 +28,7 @@ use super::config::{Reliability, TunnelConfig};
 use super::reassembly::{Reassembled, Reassembly};
 use crate::reorder::{Insert, Released, ReorderBuffer, ReorderStats};
 use crate::time::Instant;
-use crate::wire::{AckRange, AckRanges, DataHeader, Feedback, MAX_ACK_RANGES};
+use crate::wire::{AckRange, AckRanges, DataHeader, Feedback, TimeSync, MAX_ACK_RANGES};
 
 /// Counters of the receiver.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -166,6 +166,10 @@ struct ReceiverPath {
     ack_now_since: Option<Instant>,
     newest_send_ts_ns: u64,
     newest_arrival: Instant,
+    /// Path sequence number of the newest new packet, for time-sync frames to find it.
+    newest_path_seq: Option<u64>,
+    /// Highest path sequence number received, for expanding compact headers.
+    highest_path_seq: Option<u64>,
     /// Reliable paths: one above the last global number the path handed on in order, and one
     /// above the highest it received; while it holds packets back behind a loss, it may still
     /// deliver any global number between the two (the loss itself and what waits behind it).
@@ -203,6 +207,8 @@ pub struct TunnelReceiver<P> {
     feedback_max_delay: Duration,
     /// Reliable paths report what they are repairing to the reorder buffer (its repair wait).
     reports_repairs: bool,
+    /// Highest global sequence number received, for expanding compact headers.
+    highest_global_seq: Option<u64>,
     stats: ReceiverStats,
 }
 
@@ -223,6 +229,7 @@ impl<P> TunnelReceiver<P> {
             feedback_max_delay: config.feedback_max_delay,
             reports_repairs: config.reliability == Reliability::Reliable
                 && config.reorder.repair_wait.is_some(),
+            highest_global_seq: None,
             stats: ReceiverStats::default(),
         }
     }
@@ -242,6 +249,8 @@ impl<P> TunnelReceiver<P> {
             return Some(payload);
         };
         self.stats.received_pkts += 1;
+        path.highest_path_seq = path.highest_path_seq.max(Some(header.path_seq));
+        self.highest_global_seq = self.highest_global_seq.max(Some(header.global_seq));
         let payload = match self.reassembly.get_mut(i) {
             None => Some(payload),
             Some(r) => match r.insert(*header, payload) {
@@ -272,8 +281,11 @@ impl<P> TunnelReceiver<P> {
                 path.first_unacked_arrival = now;
             }
             path.unacked_pkts += 1;
-            path.newest_send_ts_ns = header.send_ts_ns;
+            if header.is_stamped() {
+                path.newest_send_ts_ns = header.send_ts_ns;
+            }
             path.newest_arrival = now;
+            path.newest_path_seq = Some(header.path_seq);
         } else {
             // Received on this path before (a partial path's retransmission whose original
             // arrived): the sender missed the acknowledgment, so acknowledge at once (RFC 5681
@@ -286,9 +298,7 @@ impl<P> TunnelReceiver<P> {
             while let Some((h, p)) = self.reassembly[i].pop_ready() {
                 path.ranges.advance_floor(h.path_seq + 1);
                 path.repair_from = path.repair_from.max(h.global_seq.saturating_add(1));
-                if let Insert::Duplicate(p) =
-                    self.reorder.insert(now, i, h.global_seq, h.send_ts_ns, p)
-                {
+                if let Insert::Duplicate(p) = insert(&mut self.reorder, now, i, &h, p) {
                     self.stats.duplicate_pkts += 1;
                     self.rejected.push_back(p);
                 }
@@ -300,13 +310,39 @@ impl<P> TunnelReceiver<P> {
             }
             return None;
         };
-        match self.reorder.insert(now, i, header.global_seq, header.send_ts_ns, payload) {
+        match insert(&mut self.reorder, now, i, header, payload) {
             Insert::Accepted => None,
             Insert::Duplicate(p) => {
                 self.stats.duplicate_pkts += 1;
                 Some(p)
             }
         }
+    }
+
+    /// A time-sync frame ([`TimeSync`]) arrived on path `ts.path_id`: the send timestamp of a
+    /// data packet that came without one. It follows that packet on the same path, so it pairs
+    /// with the path's newest packet; one that finds another packet there (a loss, or a newer
+    /// packet overtook it) gives no sample.
+    pub fn handle_time_sync(&mut self, now: Instant, ts: &TimeSync) {
+        let i = usize::from(ts.path_id);
+        let Some(path) = self.paths.get_mut(i) else { return };
+        if path.newest_path_seq != Some(ts.path_seq) {
+            return;
+        }
+        path.newest_send_ts_ns = ts.send_ts_ns;
+        self.reorder.sample_delay(now, path.newest_arrival, i, ts.send_ts_ns);
+    }
+
+    /// The next path sequence number expected on path `i`: one above the highest received, 0
+    /// before any. A compact header's truncated number is expanded around it.
+    pub fn expected_path_seq(&self, i: usize) -> u64 {
+        self.paths.get(i).and_then(|p| p.highest_path_seq).map_or(0, |h| h.saturating_add(1))
+    }
+
+    /// The next global sequence number expected: one above the highest received on any path, 0
+    /// before any. A compact header's truncated number is expanded around it.
+    pub fn expected_global_seq(&self) -> u64 {
+        self.highest_global_seq.map_or(0, |h| h.saturating_add(1))
     }
 
     /// A feedback frame due at `now`, if any. Call until `None`.
@@ -366,6 +402,22 @@ impl<P> TunnelReceiver<P> {
 
     pub fn stats(&self) -> ReceiverStats {
         ReceiverStats { reorder: self.reorder.stats(), ..self.stats }
+    }
+}
+
+/// Hands a packet to the reorder stage with its send timestamp, or without one when its header
+/// says it came without ([`crate::wire::FLAG_UNSTAMPED`]).
+fn insert<P>(
+    reorder: &mut ReorderBuffer<P>,
+    now: Instant,
+    path: usize,
+    header: &DataHeader,
+    payload: P,
+) -> Insert<P> {
+    if header.is_stamped() {
+        reorder.insert(now, path, header.global_seq, header.send_ts_ns, payload)
+    } else {
+        reorder.insert_unstamped(now, path, header.global_seq, payload)
     }
 }
 

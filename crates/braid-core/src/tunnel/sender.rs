@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use super::config::{Reliability, TunnelConfig};
 use super::loss::{Retained, SentTracker};
-use super::sched_queue::SchedQueue;
+use super::sched_queue::{Popped, SchedQueue};
 use crate::cc::{CcMetrics, CcParams, Counting, MultipathController};
 use crate::reorder::{ReorderConfig, ReorderKind};
 use crate::sched::{PathView, Scheduler, SchedulerMetrics};
@@ -54,6 +54,15 @@ pub struct Transmit<P> {
     pub wire_len: u32,
     /// A further copy of a packet already sent or queued: a retransmission or a redundant copy.
     pub copy: bool,
+    /// Transmissions of this path sequence number before this one: 0 for a packet's first,
+    /// 1 and up for its retransmissions on the path (which reuse the number).
+    pub attempt: u8,
+    /// With [`TunnelConfig::compact_seq_reach`]: the receiver expands this packet's path and
+    /// global sequence numbers exactly from their low bits, so it may travel compact.
+    pub compact: bool,
+    /// With [`TunnelConfig::owd_sample_interval`]: follow this compact packet on its path with a
+    /// time-sync frame carrying its path sequence number and `header.send_ts_ns`.
+    pub time_sync: bool,
 }
 
 /// Counters of one path.
@@ -72,6 +81,9 @@ pub struct SenderStats {
     pub enqueued_pkts: u64,
     /// Packets refused because the scheduler queue was full (drop-tail).
     pub sched_drops: u64,
+    /// Packets CoDel dropped at the head of the scheduler queue
+    /// ([`super::TunnelConfig::sched_codel`]).
+    pub aqm_drops: u64,
     /// Copies a redundant scheduler made (beyond the first copy of each packet).
     pub redundant_copies: u64,
     /// Lost packets sent again (reliable and partial paths).
@@ -128,6 +140,8 @@ struct SenderPath<P> {
     /// Liveness as the caller sees it ([`TunnelSender::set_path_up`]); always true in the
     /// simulator.
     is_up: bool,
+    /// When the path's receiver last got a send timestamp: a full header, or a time-sync.
+    last_owd_sample: Option<Instant>,
 }
 
 impl<P> SenderPath<P> {
@@ -168,6 +182,10 @@ pub struct TunnelSender<P> {
     reorder: ReorderConfig,
     pacing_catch_up: Duration,
     max_rtt_spread: Option<Duration>,
+    compact_seq_reach: Option<u64>,
+    owd_sample_interval: Option<Duration>,
+    /// The highest global sequence number any path's feedback acknowledged.
+    largest_acked_global: Option<u64>,
 }
 
 impl<P: Clone> TunnelSender<P> {
@@ -195,10 +213,11 @@ impl<P: Clone> TunnelSender<P> {
                 ),
                 stats: PathStats::default(),
                 is_up: true,
+                last_owd_sample: None,
             })
             .collect();
         TunnelSender {
-            queue: SchedQueue::new(config.sched_queue_pkts),
+            queue: SchedQueue::new(config.sched_queue_pkts, config.sched_codel),
             paths,
             cc: config.cc.build_seeded(params, n, &config.cc_tuning, config.cc_seed),
             scheduler: config.scheduler.build(&config.sched, config.reorder.buffer_pkts),
@@ -211,15 +230,24 @@ impl<P: Clone> TunnelSender<P> {
             reorder: config.reorder.clone(),
             pacing_catch_up: config.pacing_catch_up,
             max_rtt_spread: config.max_rtt_spread,
+            compact_seq_reach: config.compact_seq_reach,
+            owd_sample_interval: config.owd_sample_interval,
+            largest_acked_global: None,
         }
     }
 
     /// Offers an inner packet of `len` bytes. Returns it back when the scheduler queue is full
     /// (drop-tail; counted in [`SenderStats::sched_drops`]).
-    pub fn handle_packet(&mut self, _now: Instant, payload: P, len: u32) -> Result<(), P> {
-        self.queue.offer(payload, len).inspect_err(|_| self.stats.sched_drops += 1)?;
+    pub fn handle_packet(&mut self, now: Instant, payload: P, len: u32) -> Result<(), P> {
+        self.queue.offer(now, payload, len).inspect_err(|_| self.stats.sched_drops += 1)?;
         self.stats.enqueued_pkts += 1;
         Ok(())
+    }
+
+    /// A packet CoDel dropped from the scheduler queue (counted in
+    /// [`SenderStats::aqm_drops`]), handed back to its owner. Call until `None`.
+    pub fn poll_dropped(&mut self) -> Option<P> {
+        self.queue.take_dropped()
     }
 
     /// Marks path `i` usable or not; the data plane's liveness check calls this, the simulator
@@ -249,7 +277,7 @@ impl<P: Clone> TunnelSender<P> {
         path.queued_bytes = 0;
         while let Some(a) = path.pacing_queue.pop_back() {
             if !a.copy {
-                self.queue.give_back(a.payload, a.len, a.global_seq);
+                self.queue.give_back(now, a.payload, a.len, a.global_seq);
             }
         }
         // What was on the dead path goes out on the others at once, ahead of its unsent
@@ -260,7 +288,7 @@ impl<P: Clone> TunnelSender<P> {
         let moved = path.tracker.failover();
         self.stats.failover_moved += moved.len() as u64;
         for r in moved.into_iter().rev() {
-            self.queue.give_back(r.payload, r.len, r.global_seq);
+            self.queue.give_back(now, r.payload, r.len, r.global_seq);
         }
     }
 
@@ -286,6 +314,7 @@ impl<P: Clone> TunnelSender<P> {
         let i = fb.path_id as usize;
         let Some(path) = self.paths.get_mut(i) else { return };
         let out = path.tracker.on_feedback(now, fb);
+        self.largest_acked_global = self.largest_acked_global.max(out.largest_acked_global);
         path.stats.lost_pkts += out.newly_lost_pkts;
         if let Some(ev) = out.congestion {
             self.cc.on_congestion_event(i, &ev);
@@ -333,9 +362,9 @@ impl<P: Clone> TunnelSender<P> {
             global_seq: a.global_seq,
             scheduled_at: a.scheduled_at,
         });
-        path.tracker.on_sent(now, path_seq, a.charge, retained);
+        path.tracker.on_sent(now, path_seq, a.global_seq, a.charge, retained);
         let header = DataHeader::for_packet(i, a.len, a.global_seq, path_seq, a.scheduled_at);
-        Some(self.depart(now, i, a.charge, header, a.payload, a.len, a.copy))
+        Some(self.depart(now, i, a.charge, header, a.payload, a.len, (a.copy, 0)))
     }
 
     /// Sends path `i`'s oldest lost packet again, unless a partial path judges it too late.
@@ -355,12 +384,12 @@ impl<P: Clone> TunnelSender<P> {
                 }
             }
             let (payload, len, global_seq) = (r.payload.clone(), r.len, r.global_seq);
-            path.tracker.on_retransmit(now, seq);
+            let attempt = path.tracker.on_retransmit(now, seq);
             self.stats.retransmissions += 1;
             // The header timestamp is the retransmission's own scheduling time, so the
             // receiver's one-way-delay samples stay samples of the path.
             let header = DataHeader::for_packet(i, len, global_seq, seq, now);
-            return Some(self.depart(now, i, charge, header, payload, len, true));
+            return Some(self.depart(now, i, charge, header, payload, len, (true, attempt)));
         }
     }
 
@@ -374,9 +403,17 @@ impl<P: Clone> TunnelSender<P> {
         header: DataHeader,
         payload: P,
         len: u32,
-        copy: bool,
+        (copy, attempt): (bool, u8),
     ) -> Transmit<P> {
+        let compact = self.compact_fits(i, &header);
         let path = &mut self.paths[i];
+        let time_sync = compact
+            && self.owd_sample_interval.is_some_and(|every| {
+                path.last_owd_sample.is_none_or(|last| now.saturating_since(last) >= every)
+            });
+        if time_sync || !compact {
+            path.last_owd_sample = Some(now);
+        }
         // The controller sees what is on the network, as a kernel socket's does; packets
         // waiting for their pacing slot count only towards the scheduler's view of the window.
         self.cc.on_sent(i, now, charge, path.tracker.outstanding_bytes);
@@ -390,7 +427,26 @@ impl<P: Clone> TunnelSender<P> {
         let wire_len = len + self.header_bytes;
         path.stats.sent_pkts += 1;
         path.stats.sent_bytes += wire_len as u64;
-        Transmit { path: i, header, payload, wire_len, copy }
+        Transmit { path: i, header, payload, wire_len, copy, attempt, compact, time_sync }
+    }
+
+    /// Whether the receiver is sure to expand `header`'s sequence numbers from their low bits
+    /// ([`TunnelConfig::compact_seq_reach`]): each lies within reach of every value the
+    /// receiver may expect next. On path `i` the receiver expects at least one above the largest
+    /// acknowledged number (0 before any) and at most one above the highest sent; across paths,
+    /// at least one above the largest global number acknowledged anywhere and at most one above
+    /// the highest scheduled.
+    fn compact_fits(&self, i: usize, header: &DataHeader) -> bool {
+        let Some(reach) = self.compact_seq_reach else { return false };
+        let within = |value: u64, lowest: u64, highest: u64| {
+            value.saturating_sub(lowest) < reach && highest.saturating_sub(value) < reach
+        };
+        let path = &self.paths[i];
+        let path_lowest = path.tracker.largest_acked().map_or(0, |l| l + 1);
+        let global_lowest = self.largest_acked_global.map_or(0, |l| l + 1);
+        let global_highest = self.queue.next_global_seq();
+        within(header.path_seq, path_lowest, path.next_path_seq)
+            && within(header.global_seq, global_lowest, global_highest)
     }
 
     /// For a partial path `i`: (one-way delay of path `i`, of the fastest path, the receiver's
@@ -445,7 +501,11 @@ impl<P: Clone> TunnelSender<P> {
                 if !self.views.iter().any(PathView::has_room) {
                     return;
                 }
-                let Some(q) = self.queue.pop() else { return };
+                let q = match self.pop_head(now) {
+                    Popped::Packet(q) => q,
+                    Popped::Dropped => continue,
+                    Popped::Empty => return,
+                };
                 let global_seq = q.global_seq;
                 let mut first = true;
                 for v in self.views.iter().filter(|v| v.has_room()) {
@@ -466,7 +526,11 @@ impl<P: Clone> TunnelSender<P> {
                 let Some(i) = self.scheduler.select(now, &self.views, self.queue.len()) else {
                     return;
                 };
-                let Some(q) = self.queue.pop() else { return };
+                let q = match self.pop_head(now) {
+                    Popped::Packet(q) => q,
+                    Popped::Dropped => continue,
+                    Popped::Empty => return,
+                };
                 let global_seq = q.global_seq;
                 let path = &mut self.paths[i];
                 path.queued_bytes += charge;
@@ -480,6 +544,7 @@ impl<P: Clone> TunnelSender<P> {
                 });
             }
         }
+        self.queue.note_empty();
         // The queue is empty: paths with room are limited by the application, not the window
         // (draft-cheng-iccrg-delivery-rate-estimation section 3.4).
         for (i, p) in self.paths.iter_mut().enumerate() {
@@ -489,6 +554,15 @@ impl<P: Clone> TunnelSender<P> {
                 p.tracker.rate.on_app_limited(in_flight);
             }
         }
+    }
+
+    /// Takes the scheduler queue's head at `now`, counting a CoDel drop.
+    fn pop_head(&mut self, now: Instant) -> Popped<P> {
+        let popped = self.queue.pop(now);
+        if matches!(popped, Popped::Dropped) {
+            self.stats.aqm_drops += 1;
+        }
+        popped
     }
 
     /// The earliest time the sender needs [`TunnelSender::handle_timeout`] or

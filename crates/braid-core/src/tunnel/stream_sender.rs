@@ -26,7 +26,16 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::config::TunnelConfig;
-use super::sched_queue::SchedQueue;
+use super::sched_queue::{Popped, SchedQueue};
+
+/// What one scheduling decision did.
+enum Step<T> {
+    Sent(T),
+    /// CoDel dropped the head of the scheduler queue.
+    Dropped,
+    /// No packet, or no path with room.
+    Nothing,
+}
 use super::sender::{PathMetrics, PathStats, SenderStats, Transmit};
 use crate::cc::{CcMetrics, CcPhase};
 use crate::sched::{PathView, Scheduler, SchedulerMetrics};
@@ -130,7 +139,7 @@ impl<P: Clone> StreamSender<P> {
             })
             .collect();
         StreamSender {
-            queue: SchedQueue::new(config.sched_queue_pkts),
+            queue: SchedQueue::new(config.sched_queue_pkts, config.sched_codel),
             paths,
             scheduler: config.scheduler.build(&config.sched, config.reorder.buffer_pkts),
             header_bytes: config.header_bytes,
@@ -143,10 +152,16 @@ impl<P: Clone> StreamSender<P> {
 
     /// Offers an inner packet of `len` bytes. Returns it back when the scheduler queue is full
     /// (drop-tail; counted in [`SenderStats::sched_drops`]).
-    pub fn handle_packet(&mut self, _now: Instant, payload: P, len: u32) -> Result<(), P> {
-        self.queue.offer(payload, len).inspect_err(|_| self.stats.sched_drops += 1)?;
+    pub fn handle_packet(&mut self, now: Instant, payload: P, len: u32) -> Result<(), P> {
+        self.queue.offer(now, payload, len).inspect_err(|_| self.stats.sched_drops += 1)?;
         self.stats.enqueued_pkts += 1;
         Ok(())
+    }
+
+    /// A packet CoDel dropped from the scheduler queue (counted in
+    /// [`SenderStats::aqm_drops`]), handed back to its owner. Call until `None`.
+    pub fn poll_dropped(&mut self) -> Option<P> {
+        self.queue.take_dropped()
     }
 
     /// The transport's latest state of path `i`; forgets the bytes handed out since the last
@@ -178,7 +193,23 @@ impl<P: Clone> StreamSender<P> {
         if let Some(t) = self.copies.pop_front() {
             return Some(t);
         }
-        let wire_len = self.queue.front_len()? + self.header_bytes;
+        loop {
+            match self.schedule_one(now) {
+                Step::Sent(t) => return Some(t),
+                Step::Dropped => self.stats.aqm_drops += 1,
+                Step::Nothing => return None,
+            }
+        }
+    }
+
+    /// One scheduling decision: the head packet to a path with room (`Empty` when there is no
+    /// packet or no room), or the head dropped by CoDel.
+    fn schedule_one(&mut self, now: Instant) -> Step<Transmit<P>> {
+        let Some(front_len) = self.queue.front_len() else {
+            self.queue.note_empty();
+            return Step::Nothing;
+        };
+        let wire_len = front_len + self.header_bytes;
         self.views.clear();
         for (i, p) in self.paths.iter().enumerate() {
             self.views.push(PathView {
@@ -197,13 +228,20 @@ impl<P: Clone> StreamSender<P> {
                 cc: metrics_of(&p.state),
             });
         }
+        let chosen = if self.scheduler.duplicates() {
+            self.views.iter().position(PathView::has_room)
+        } else {
+            self.scheduler.select(now, &self.views, self.queue.len())
+        };
+        let Some(first) = chosen else { return Step::Nothing };
+        let q = match self.queue.pop(now) {
+            Popped::Packet(q) => q,
+            Popped::Dropped => return Step::Dropped,
+            Popped::Empty => return Step::Nothing,
+        };
         if !self.scheduler.duplicates() {
-            let i = self.scheduler.select(now, &self.views, self.queue.len())?;
-            let q = self.queue.pop()?;
-            return Some(self.depart(now, i, q.payload, q.len, q.global_seq, false));
+            return Step::Sent(self.depart(now, first, q.payload, q.len, q.global_seq, false));
         }
-        let first = self.views.iter().position(PathView::has_room)?;
-        let q = self.queue.pop()?;
         for k in first + 1..self.views.len() {
             if self.views[k].has_room() {
                 let copy = self.depart(now, k, q.payload.clone(), q.len, q.global_seq, true);
@@ -211,7 +249,7 @@ impl<P: Clone> StreamSender<P> {
                 self.stats.redundant_copies += 1;
             }
         }
-        Some(self.depart(now, first, q.payload, q.len, q.global_seq, false))
+        Step::Sent(self.depart(now, first, q.payload, q.len, q.global_seq, false))
     }
 
     /// Builds path `i`'s frame header and charges the path.
@@ -232,7 +270,17 @@ impl<P: Clone> StreamSender<P> {
         path.stats.sent_pkts += 1;
         path.stats.sent_bytes += u64::from(wire_len);
         let header = DataHeader::for_packet(i, len, global_seq, path_seq, now);
-        Transmit { path: i, header, payload, wire_len, copy }
+        // A kernel TCP path frames whole data headers into its stream: never compact.
+        Transmit {
+            path: i,
+            header,
+            payload,
+            wire_len,
+            copy,
+            attempt: 0,
+            compact: false,
+            time_sync: false,
+        }
     }
 
     pub fn path_count(&self) -> usize {

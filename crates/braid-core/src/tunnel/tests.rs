@@ -9,7 +9,7 @@ use crate::cc::{Counting, TunnelCc};
 use crate::reorder::{ReorderConfig, ReorderKind};
 use crate::sched::SchedulerKind;
 use crate::time::Instant;
-use crate::wire::{DataHeader, Feedback};
+use crate::wire::{DataHeader, Feedback, TimeSync, FLAG_UNSTAMPED};
 
 /// A path: fixed one-way delay, a rate, and a rule that drops some data packets.
 struct Path {
@@ -34,6 +34,12 @@ struct Loop {
     feedback_cut: Option<(usize, std::ops::Range<Instant>)>,
     /// Every transmission: (time, path, is a copy).
     sent_log: Vec<(Instant, usize, bool)>,
+    /// Packets sent as compact messages would be (no timestamp on arrival), and time-sync
+    /// frames sent after them.
+    compact_sent: u64,
+    time_syncs_sent: u64,
+    /// Time-sync frames on their way: (arrival, path, frame).
+    time_syncs: Vec<(Instant, usize, TimeSync)>,
 }
 
 impl Loop {
@@ -57,6 +63,9 @@ impl Loop {
             sent_data: 0,
             feedback_cut: None,
             sent_log: Vec::new(),
+            compact_sent: 0,
+            time_syncs_sent: 0,
+            time_syncs: Vec::new(),
         }
     }
 
@@ -85,8 +94,24 @@ impl Loop {
                 let p = &mut self.paths[t.path];
                 let start = p.busy_until.max(self.now);
                 p.busy_until = start + p.per_pkt;
+                let mut header = t.header;
+                if t.compact {
+                    // What a compact message leaves for the receiver to know.
+                    self.compact_sent += 1;
+                    header.flags = FLAG_UNSTAMPED;
+                    header.send_ts_ns = 0;
+                }
+                if t.time_sync {
+                    let ts = TimeSync {
+                        path_id: t.path as u8,
+                        path_seq: t.header.path_seq,
+                        send_ts_ns: t.header.send_ts_ns,
+                    };
+                    self.time_syncs.push((p.busy_until + p.delay, t.path, ts));
+                    self.time_syncs_sent += 1;
+                }
                 if !drop(t.path, t.header.path_seq, t.copy) {
-                    p.to_rx.push_back((p.busy_until + p.delay, t.header, t.payload));
+                    p.to_rx.push_back((p.busy_until + p.delay, header, t.payload));
                 }
             }
             for i in 0..self.paths.len() {
@@ -98,6 +123,17 @@ impl Loop {
                     while self.rx.poll_rejected().is_some() {
                         self.rejected += 1;
                     }
+                }
+                // A time-sync frame arrives just behind its packet on the same path.
+                let due: Vec<TimeSync> = self
+                    .time_syncs
+                    .iter()
+                    .filter(|(at, path, _)| *path == i && *at <= self.now)
+                    .map(|(_, _, ts)| *ts)
+                    .collect();
+                self.time_syncs.retain(|(at, path, _)| !(*path == i && *at <= self.now));
+                for ts in due {
+                    self.rx.handle_time_sync(self.now, &ts);
                 }
                 while self.paths[i].to_tx.front().is_some_and(|(at, _)| *at <= self.now) {
                     let (_, fb) = self.paths[i].to_tx.pop_front().unwrap();
@@ -544,4 +580,63 @@ fn cc_tuning_is_validated_and_names_the_algorithm_field() {
     let mut bad = TunnelConfig { cc: TunnelCc::Bbr, ..TunnelConfig::default() };
     bad.cc_tuning.wvegas.initial_alpha_pkts = 0;
     assert_eq!(bad.validate().unwrap_err().detail, "wvegas.initial_alpha_pkts: must be at least 1");
+}
+
+/// Compact messages carry no send timestamp: with time-sync frames every 5 ms per path the
+/// receiver still measures the paths' delay difference (30 ms here) and waits that long for
+/// gaps; without them it has no samples and waits the margin only. Every packet is eligible
+/// (nothing is far from what the receiver expects), and every packet arrives once.
+#[test]
+fn compact_packets_without_timestamps_keep_the_wait_limit_through_time_sync_frames() {
+    let run = |interval: Option<Duration>| {
+        let mut c = config(Reliability::Reliable, SchedulerKind::Cpf);
+        c.reorder.kind = ReorderKind::Adaptive;
+        c.compact_seq_reach = Some(1 << 13);
+        c.owd_sample_interval = interval;
+        let mut l = Loop::new(&c, &[10, 40]);
+        l.run(3000, Duration::from_micros(150), at_ms(1500), |_, _, _| false);
+        l
+    };
+    let with = run(Some(Duration::from_millis(5)));
+    assert_eq!(with.delivered_once().len(), 3000);
+    assert!(with.delivered_once().values().all(|&n| n == 1));
+    assert_eq!(with.compact_sent, with.sent_data, "every packet within reach");
+    let syncs = with.time_syncs_sent;
+    assert!(syncs > 0, "time-sync frames were sent");
+    // Two paths for about 450 ms of sending: at most one frame per path per 5 ms, plus one.
+    assert!(with.sent_log.len() > 2000 && syncs < 2 * 100, "{syncs} time-sync frames");
+    let limit = with.rx.wait_limit();
+    assert!(
+        limit >= Duration::from_millis(30),
+        "wait limit {limit:?} follows the 30 ms difference"
+    );
+    let without = run(None);
+    assert_eq!(without.time_syncs_sent, 0);
+    assert!(
+        without.rx.wait_limit() < Duration::from_millis(20),
+        "no samples, the margin only: {:?}",
+        without.rx.wait_limit()
+    );
+}
+
+/// A retransmission reuses its path sequence number with the next attempt; the compact form
+/// reaches three (crypto/compact.rs), and the sender counts them per packet.
+#[test]
+fn retransmissions_count_their_attempts() {
+    let mut c = config(Reliability::Reliable, SchedulerKind::Cpf);
+    c.compact_seq_reach = Some(1 << 13);
+    let mut tx: TunnelSender<u64> = TunnelSender::new(&c);
+    tx.handle_packet(Instant::ZERO, 7, 1400).unwrap();
+    let first = tx.poll_transmit(Instant::ZERO).unwrap();
+    assert_eq!((first.attempt, first.copy, first.compact), (0, false, true));
+    let mut attempts = Vec::new();
+    for _ in 0..4 {
+        // No feedback: the RTO declares it lost each time and it leaves again.
+        let now = tx.poll_timeout().unwrap();
+        tx.handle_timeout(now);
+        let t = tx.poll_transmit(now).expect("a retransmission");
+        assert_eq!(t.header.path_seq, first.header.path_seq);
+        attempts.push(t.attempt);
+    }
+    assert_eq!(attempts, [1, 2, 3, 4]);
 }

@@ -25,6 +25,13 @@ use super::{expect_frame_type, first_byte, FrameType, WireError};
 /// Length of the data header in bytes.
 pub const DATA_HEADER_LEN: usize = 32;
 
+/// Flag a receiver sets in the header it builds for a packet that came without a send
+/// timestamp (a compact message of the data plane): `send_ts_ns` means nothing then, and the
+/// packet's one-way delay comes from time-sync frames ([`super::TimeSync`]). Senders leave it
+/// clear; a received full header that sets it is taken at its word (its packet gives no delay
+/// sample, which costs nothing but that sample).
+pub const FLAG_UNSTAMPED: u8 = 0x01;
+
 /// The logical content of a data header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DataHeader {
@@ -45,6 +52,11 @@ pub struct DataHeader {
 }
 
 impl DataHeader {
+    /// Whether the header carries a send timestamp (see [`FLAG_UNSTAMPED`]).
+    pub fn is_stamped(&self) -> bool {
+        self.flags & FLAG_UNSTAMPED == 0
+    }
+
     /// The header of a packet of `payload_len` bytes leaving on `path_id` (no flags). A length
     /// above the 16-bit field is clamped; tunnel packets are bounded by the MTU far below it.
     pub fn for_packet(

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Field rules for the data header are in [`data`]; the feedback frame layout is documented in
-//! [`feedback`], the path probe's in [`probe`]. Representations follow smoltcp: [`DataHeader`] and [`Feedback`] are the logical
+//! [`feedback`], the path probe's in [`probe`], the time-sync frame's in [`time_sync`]. Representations follow smoltcp: [`DataHeader`] and [`Feedback`] are the logical
 //! content, with `parse` returning a typed [`WireError`] on any malformed input and `emit` writing
 //! into a caller buffer.
 //!
@@ -31,10 +31,12 @@ mod cursor;
 pub mod data;
 pub mod feedback;
 pub mod probe;
+pub mod time_sync;
 
-pub use data::{DataHeader, DATA_HEADER_LEN};
+pub use data::{DataHeader, DATA_HEADER_LEN, FLAG_UNSTAMPED};
 pub use feedback::{AckRange, AckRanges, Feedback, MAX_ACK_RANGES};
 pub use probe::{Probe, ProbeKind, PROBE_LEN};
+pub use time_sync::{TimeSync, TIME_SYNC_LEN};
 
 /// Protocol version carried in the high nibble of the first byte.
 pub const VERSION: u8 = 1;
@@ -46,6 +48,7 @@ pub enum FrameType {
     Data = 0,
     Feedback = 1,
     Probe = 2,
+    TimeSync = 3,
 }
 
 /// Why a byte string is not a valid frame.
@@ -88,6 +91,7 @@ pub fn frame_type(bytes: &[u8]) -> Result<FrameType, WireError> {
         0 => Ok(FrameType::Data),
         1 => Ok(FrameType::Feedback),
         2 => Ok(FrameType::Probe),
+        3 => Ok(FrameType::TimeSync),
         t => Err(WireError::UnknownType(t)),
     }
 }

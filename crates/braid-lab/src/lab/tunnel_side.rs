@@ -32,11 +32,10 @@ pub const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 /// Wait after the transfer before the final read, so the daemons have published their last
 /// counters (they refresh every 100 ms).
 const FINAL_READ_AFTER: Duration = Duration::from_millis(250);
-/// Outer IPv4 (20) and UDP (8) headers, the crypto envelope's header and tag, and the braid
-/// data header: what the daemon adds to each inner packet on an IPv4 path
+/// Outer IPv4 (20) and UDP (8) headers, the compact header and the tag: what the daemon counts
+/// for each inner packet on an IPv4 path with compact messages, its default
 /// (`braid_net::config::DaemonConfig::core_config`). The test bed's paths are IPv4.
-pub const TUNNEL_HEADER_BYTES: u64 =
-    28 + (braid_net::crypto::OVERHEAD + braid_core::wire::DATA_HEADER_LEN) as u64;
+pub const TUNNEL_HEADER_BYTES: u64 = 28 + braid_net::crypto::COMPACT_OVERHEAD as u64;
 
 /// One path of the proxy (the downlink sender) at one status sample: what `braid lab --out`
 /// writes to `tunnel_trace.csv`, beside the simulator's per-path trace columns.
@@ -205,8 +204,8 @@ mod tests {
                     [[path]]\nname = \"a\"\nbind = \"10.0.0.2:0\"\nremote = \"10.0.0.1:1\"\n";
         let cfg = braid_net::config::DaemonConfig::from_toml_str(text).unwrap();
         assert_eq!(TUNNEL_HEADER_BYTES, u64::from(cfg.core_config().header_bytes));
-        // 28 outer + 16 envelope header + 16 tag + 32 braid data header.
-        assert_eq!(TUNNEL_HEADER_BYTES, 92);
+        // 28 outer + 4 compact header + 16 tag.
+        assert_eq!(TUNNEL_HEADER_BYTES, 48);
     }
 
     #[test]

@@ -108,6 +108,19 @@ impl Cipher {
         Nonce::assume_unique_for_key(bytes)
     }
 
+    /// The nonce of a compact message ([`super::compact`]): `01`, the path's wire id, the
+    /// attempt and a zero byte, then the path sequence number in the cipher's order. Full
+    /// messages' nonces start with four zero bytes, so the two spaces never meet.
+    pub fn compact_nonce(self, path_id: u8, attempt: u8, path_seq: u64) -> Nonce {
+        let mut bytes = [0u8; NONCE_LEN];
+        bytes[..4].copy_from_slice(&[1, path_id, attempt, 0]);
+        bytes[4..].copy_from_slice(&match self {
+            Cipher::ChaCha20Poly1305 => path_seq.to_le_bytes(),
+            Cipher::Aes256Gcm => path_seq.to_be_bytes(),
+        });
+        Nonce::assume_unique_for_key(bytes)
+    }
+
     /// Messages under one key after which the initiator starts a new handshake.
     pub const fn rekey_after_messages(self) -> u64 {
         match self {

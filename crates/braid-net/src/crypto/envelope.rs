@@ -46,6 +46,10 @@
 //! nor use up its counter in the replay window). Handshake messages name no path (an
 //! initiation goes out on every path).
 //!
+//! A datagram whose first byte has its high bit set is none of these but a compact data message
+//! ([`super::compact`]: 4 bytes of header, no receiver index, no counter), which this parser
+//! refuses as an unknown type; the daemon tells the two apart by that bit first.
+//!
 //! Parsing is strict: handshake messages must have their exact length and transport messages room
 //! for the tag, reserved bytes must be zero, and every failure is an [`EnvelopeError`], never a
 //! panic. A zero-length transport plaintext is a keepalive (WireGuard paper section 6.5).

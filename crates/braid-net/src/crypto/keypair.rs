@@ -17,6 +17,7 @@ use braid_core::Instant;
 use ring::aead::{Aad, LessSafeKey, UnboundKey};
 
 use super::cipher::Cipher;
+use super::compact::{CompactHeader, COMPACT_HEADER_LEN, MAX_ATTEMPT};
 use super::envelope::{transport_header, HEADER_LEN, TAG_LEN};
 use super::handshake::TransportKeys;
 use super::path_table::PathMap;
@@ -39,6 +40,27 @@ pub struct Keypair {
     recv: LessSafeKey,
     next_send_counter: u64,
     replay: ReplayWindow,
+    /// Messages sealed with these keys, full and compact: the rekey and reject limits count
+    /// all of them (the compact ones have no counter of their own).
+    sealed_total: u64,
+    /// Messages opened with these keys, full and compact.
+    opened_total: u64,
+    /// Per path (by wire id): the last (path sequence, attempt) sealed compact, so that no
+    /// nonce is used twice.
+    compact_sent: Vec<Option<u64>>,
+    /// Per path (by wire id): the compact messages' replay window over `path_seq * 4 +
+    /// attempt`, made at the path's first compact message.
+    compact_replay: Vec<Option<Box<CompactWindow>>>,
+}
+
+/// A path's compact replay window: 511 blocks of 64 bits, 32 704 (path sequence, attempt)
+/// pairs, a little under the 2^13 path sequence numbers a compact header can reach behind the
+/// highest (4 KiB per path).
+type CompactWindow = ReplayWindow<512>;
+
+/// The slot of `(path_seq, attempt)` in the compact nonce space of one path.
+fn compact_slot(path_seq: u64, attempt: u8) -> Option<u64> {
+    path_seq.checked_mul(4)?.checked_add(u64::from(attempt))
 }
 
 impl Keypair {
@@ -65,19 +87,36 @@ impl Keypair {
             recv: key(&keys.recv),
             next_send_counter: 0,
             replay: ReplayWindow::new(),
+            sealed_total: 0,
+            opened_total: 0,
+            compact_sent: Vec::new(),
+            compact_replay: Vec::new(),
         })
     }
 
-    /// Messages sent so far with these keys.
+    /// Messages sent so far with these keys, full and compact.
     pub fn messages_sent(&self) -> u64 {
-        self.next_send_counter
+        self.sealed_total
     }
 
-    /// The highest counter the peer authenticated under these keys, 0 before any: a lower bound
-    /// on its messages sent, for the initiator's rekey decision (only the initiator rekeys, so it
-    /// watches both directions' keys).
-    pub fn highest_received(&self) -> u64 {
-        self.replay.highest()
+    /// A lower bound on the messages the peer sent with these keys, for the initiator's rekey
+    /// decision (only the initiator rekeys, so it watches both directions' keys): the highest
+    /// full counter authenticated plus one, or the messages opened, whichever is larger; 0
+    /// before any.
+    pub fn messages_received(&self) -> u64 {
+        let full = if self.opened_total > 0 { self.replay.highest() + 1 } else { 0 };
+        full.max(self.opened_total)
+    }
+
+    /// The low bit of the index the peer chose for these keys: the key phase our compact
+    /// messages carry.
+    pub fn send_phase(&self) -> bool {
+        self.remote_index & 1 == 1
+    }
+
+    /// The low bit of our index for these keys: the key phase of compact messages to us.
+    pub fn receive_phase(&self) -> bool {
+        self.local_index & 1 == 1
     }
 
     pub fn cipher(&self) -> Cipher {
@@ -88,6 +127,7 @@ impl Keypair {
     #[cfg(test)]
     pub(crate) fn skip_send_counter_to(&mut self, counter: u64) {
         self.next_send_counter = counter;
+        self.sealed_total = counter;
     }
 
     /// Seals `buf[HEADER_LEN..HEADER_LEN + plaintext_len]` in place for path `path_id`, writes
@@ -100,7 +140,9 @@ impl Keypair {
         plaintext_len: usize,
     ) -> Result<usize, CryptoError> {
         let counter = self.next_send_counter;
-        if counter >= self.cipher.reject_after_messages() {
+        if counter >= self.cipher.reject_after_messages()
+            || self.sealed_total >= self.cipher.reject_after_messages()
+        {
             return Err(CryptoError::CounterExhausted);
         }
         let header = transport_header(path_id, self.remote_index, counter);
@@ -119,7 +161,92 @@ impl Keypair {
         buf[..HEADER_LEN].copy_from_slice(&header);
         buf[end..end + TAG_LEN].copy_from_slice(tag.as_ref());
         self.next_send_counter = counter + 1;
+        self.sealed_total += 1;
         Ok(end + TAG_LEN)
+    }
+
+    /// Seals `buf[COMPACT_HEADER_LEN..COMPACT_HEADER_LEN + plaintext_len]` in place as a compact
+    /// message on the path of wire id `path_id`, writes the header in front and the tag
+    /// behind; returns the datagram length. Refuses an attempt above [`MAX_ATTEMPT`] and a
+    /// (path sequence, attempt) not above the last this path sealed, before touching `buf`.
+    /// The caller checked `buf`'s length.
+    pub(crate) fn seal_compact(
+        &mut self,
+        path_id: u8,
+        path_seq: u64,
+        attempt: u8,
+        global_seq: u64,
+        buf: &mut [u8],
+        plaintext_len: usize,
+    ) -> Result<usize, CryptoError> {
+        if attempt > MAX_ATTEMPT {
+            return Err(CryptoError::CompactAttempt(attempt));
+        }
+        let slot = compact_slot(path_seq, attempt).ok_or(CryptoError::CounterExhausted)?;
+        if self.sealed_total >= self.cipher.reject_after_messages() {
+            return Err(CryptoError::CounterExhausted);
+        }
+        let path = usize::from(path_id);
+        if self.compact_sent.len() <= path {
+            self.compact_sent.resize(path + 1, None);
+        }
+        if self.compact_sent[path].is_some_and(|l| slot <= l) {
+            return Err(CryptoError::CompactReuse { path_seq, attempt });
+        }
+        let header =
+            CompactHeader { key_phase: self.send_phase(), attempt, path_seq, global_seq }.encode();
+        let end = COMPACT_HEADER_LEN + plaintext_len;
+        let nonce = self.cipher.compact_nonce(path_id, attempt, path_seq);
+        let tag = self
+            .send
+            .seal_in_place_separate_tag(
+                nonce,
+                Aad::from(&header),
+                &mut buf[COMPACT_HEADER_LEN..end],
+            )
+            .map_err(|_| CryptoError::BufferTooSmall {
+                needed: end + TAG_LEN,
+                available: buf.len(),
+            })?;
+        self.compact_sent[path] = Some(slot);
+        buf[..COMPACT_HEADER_LEN].copy_from_slice(&header);
+        buf[end..end + TAG_LEN].copy_from_slice(tag.as_ref());
+        self.sealed_total += 1;
+        Ok(end + TAG_LEN)
+    }
+
+    /// Authenticates and decrypts a whole compact datagram of path `path_id` in place, its path
+    /// sequence number already expanded to `path_seq`; returns the plaintext. The path's replay
+    /// window is checked before and updated only after the tag verified.
+    pub(crate) fn open_compact<'a>(
+        &mut self,
+        path_id: u8,
+        path_seq: u64,
+        attempt: u8,
+        datagram: &'a mut [u8],
+    ) -> Result<&'a mut [u8], CryptoError> {
+        let replay = |reason| CryptoError::Replay { counter: path_seq, reason };
+        let slot = compact_slot(path_seq, attempt).ok_or(CryptoError::Authentication)?;
+        if self.opened_total >= self.cipher.reject_after_messages() {
+            return Err(CryptoError::Authentication);
+        }
+        let path = usize::from(path_id);
+        if let Some(Some(window)) = self.compact_replay.get(path) {
+            window.check(slot).map_err(replay)?;
+        }
+        let (header, sealed) = datagram.split_at_mut(COMPACT_HEADER_LEN);
+        let nonce = self.cipher.compact_nonce(path_id, attempt, path_seq);
+        let plaintext = self
+            .recv
+            .open_in_place(nonce, Aad::from(&*header), sealed)
+            .map_err(|_| CryptoError::Authentication)?;
+        if self.compact_replay.len() <= path {
+            self.compact_replay.resize_with(path + 1, || None);
+        }
+        let window = self.compact_replay[path].get_or_insert_with(Box::default);
+        window.update(slot).map_err(replay)?;
+        self.opened_total += 1;
+        Ok(plaintext)
     }
 
     /// Authenticates and decrypts a whole transport datagram in place; returns the plaintext.
@@ -140,6 +267,7 @@ impl Keypair {
             .open_in_place(self.cipher.nonce(counter), Aad::from(&*header), sealed)
             .map_err(|_| CryptoError::Authentication)?;
         self.replay.update(counter).map_err(replay)?;
+        self.opened_total += 1;
         Ok(plaintext)
     }
 }
@@ -254,12 +382,12 @@ mod tests {
             [(Cipher::ChaCha20Poly1305, REJECT_AFTER_MESSAGES), (Cipher::Aes256Gcm, 1 << 26)]
         {
             let (mut a, mut b) = pair(cipher);
-            a.next_send_counter = limit - 1;
+            a.skip_send_counter_to(limit - 1);
             let mut last = sealed(&mut a, b"");
             let mut buf = [0u8; 32];
             assert_eq!(a.seal(0, &mut buf, 0), Err(CryptoError::CounterExhausted), "{cipher}");
             assert!(b.open(limit - 1, &mut last).is_ok(), "{cipher}");
-            assert_eq!(b.highest_received(), limit - 1);
+            assert_eq!(b.messages_received(), limit, "counter limit - 1 was received");
             // A datagram claiming a counter past the limit is refused before any decryption.
             assert_eq!(b.open(limit, &mut last).err(), Some(CryptoError::Authentication));
         }

@@ -9,6 +9,7 @@
 //! - [`cipher`]: the AEAD, AES-256-GCM (default) or ChaCha20-Poly1305: Noise name, nonce, limits.
 //! - [`envelope`]: the outer datagram format (initiation, response, cookie reply, transport),
 //!   strict parser.
+//! - [`compact`]: the compact transport message, 4 bytes of header for a data packet.
 //! - [`cookie`]: WireGuard's `mac1`/`mac2` and cookie replies, checked before any DH.
 //! - [`ratelimit`]: when the responder is under load; handshakes per source and in all.
 //! - [`gate`]: the responder's checks before any DH, built from the two above.
@@ -23,6 +24,7 @@
 //! The threat model is in docs/security.md.
 
 pub mod cipher;
+pub mod compact;
 pub mod cookie;
 pub mod counters;
 pub mod envelope;
@@ -36,6 +38,8 @@ pub mod replay;
 pub mod responder;
 pub mod session;
 
+use std::net::SocketAddr;
+
 pub use cipher::{Cipher, UnknownCipher};
 pub use envelope::{EnvelopeError, MessageKind, HEADER_LEN, TAG_LEN};
 pub use keys::{generate_keypair, KeyError, PresharedKey, PrivateKey, PublicKey};
@@ -46,6 +50,8 @@ pub use session::{Opened, Role, Session, SessionConfig, SessionCounters, REPLY_M
 
 /// Bytes a sealed datagram adds to its plaintext: the transport header and the tag.
 pub const OVERHEAD: usize = HEADER_LEN + TAG_LEN;
+/// Bytes a compact datagram adds to its inner packet: the compact header and the tag.
+pub const COMPACT_OVERHEAD: usize = compact::COMPACT_HEADER_LEN + TAG_LEN;
 
 /// Why a datagram was refused or could not be produced.
 #[derive(Debug, PartialEq, thiserror::Error)]
@@ -84,4 +90,14 @@ pub enum CryptoError {
     Random,
     #[error("a {role} does not accept {kind} messages")]
     Unexpected { kind: MessageKind, role: Role },
+    #[error("attempt {0} cannot be sealed compact (at most 3 retransmissions)")]
+    CompactAttempt(u8),
+    #[error("path sequence {path_seq} attempt {attempt} was sealed compact before (nonce reuse)")]
+    CompactReuse { path_seq: u64, attempt: u8 },
+    #[error("no keys with compact key phase {0}")]
+    NoKeyPhase(u8),
+    #[error("a compact datagram on our path {0}, which has no path of its name at the peer")]
+    CompactUnmatchedPath(u8),
+    #[error("a compact datagram from {0}, which is no peer's validated address on that path")]
+    CompactUnknownSource(SocketAddr),
 }

@@ -23,7 +23,8 @@
 //! [`ReplayWindow::update`] only after the tag verified, so forged packets never move the window
 //! (WireGuard paper section 5.4.6).
 
-/// Blocks in the ring (a power of two, so a counter's block is found with a mask).
+/// Blocks in the ring of a full transport message's window (a power of two, so a counter's
+/// block is found with a mask).
 const BLOCKS: usize = 2048;
 const BITS_PER_BLOCK: u64 = u64::BITS as u64;
 /// Counters the window covers behind the highest accepted one: RFC 6479's `(N - 1) * block bits`.
@@ -34,27 +35,33 @@ pub const REPLAY_WINDOW_PKTS: u64 = (BLOCKS as u64 - 1) * BITS_PER_BLOCK;
 pub enum ReplayError {
     #[error("counter already received (replay)")]
     Duplicate,
-    #[error("counter is more than {REPLAY_WINDOW_PKTS} behind the highest received")]
+    #[error("counter is further behind the highest received than the window covers")]
     TooOld,
 }
 
-/// The seen-counters of one receive key (RFC 6479 section 2).
+/// The seen-counters of one receive key (RFC 6479 section 2), in a ring of `B` blocks (a power
+/// of two): `(B - 1) * 64` counters. The default is the full transport messages' window; each
+/// path's compact messages keep a smaller one ([`super::keypair`]).
 ///
 /// Starts with nothing seen: any first counter, zero included, is accepted.
 #[derive(Clone)]
-pub struct ReplayWindow {
-    bitmap: [u64; BLOCKS],
+pub struct ReplayWindow<const B: usize = BLOCKS> {
+    bitmap: [u64; B],
     /// Highest counter accepted so far (0 before any; bit 0 is then clear, so 0 is still new).
     highest: u64,
 }
 
-impl Default for ReplayWindow {
+impl<const B: usize> Default for ReplayWindow<B> {
     fn default() -> Self {
-        ReplayWindow { bitmap: [0; BLOCKS], highest: 0 }
+        const { assert!(B.is_power_of_two() && B >= 2) };
+        ReplayWindow { bitmap: [0; B], highest: 0 }
     }
 }
 
-impl ReplayWindow {
+impl<const B: usize> ReplayWindow<B> {
+    /// Counters the window covers behind the highest accepted one.
+    pub const WINDOW: u64 = (B as u64 - 1) * BITS_PER_BLOCK;
+
     pub fn new() -> Self {
         Self::default()
     }
@@ -64,10 +71,10 @@ impl ReplayWindow {
         if counter > self.highest {
             return Ok(());
         }
-        if self.highest - counter >= REPLAY_WINDOW_PKTS {
+        if self.highest - counter >= Self::WINDOW {
             return Err(ReplayError::TooOld);
         }
-        let (block, bit) = position(counter);
+        let (block, bit) = position::<B>(counter);
         if self.bitmap[block] & bit != 0 {
             return Err(ReplayError::Duplicate);
         }
@@ -81,7 +88,7 @@ impl ReplayWindow {
         if counter > self.highest {
             self.advance_to(counter);
         }
-        let (block, bit) = position(counter);
+        let (block, bit) = position::<B>(counter);
         self.bitmap[block] |= bit;
         Ok(())
     }
@@ -96,17 +103,17 @@ impl ReplayWindow {
     fn advance_to(&mut self, counter: u64) {
         let current_block = self.highest / BITS_PER_BLOCK;
         let new_block = counter / BITS_PER_BLOCK;
-        let to_clear = (new_block - current_block).min(BLOCKS as u64);
+        let to_clear = (new_block - current_block).min(B as u64);
         for i in 1..=to_clear {
-            self.bitmap[((current_block + i) as usize) & (BLOCKS - 1)] = 0;
+            self.bitmap[((current_block + i) as usize) & (B - 1)] = 0;
         }
         self.highest = counter;
     }
 }
 
 /// Ring index of `counter`'s block and its bit mask within the block.
-fn position(counter: u64) -> (usize, u64) {
-    let block = ((counter / BITS_PER_BLOCK) as usize) & (BLOCKS - 1);
+fn position<const B: usize>(counter: u64) -> (usize, u64) {
+    let block = ((counter / BITS_PER_BLOCK) as usize) & (B - 1);
     (block, 1u64 << (counter % BITS_PER_BLOCK))
 }
 
@@ -127,7 +134,7 @@ mod tests {
 
     #[test]
     fn first_counter_zero_then_duplicate() {
-        let mut w = ReplayWindow::new();
+        let mut w: ReplayWindow = ReplayWindow::new();
         assert_eq!(w.update(0), Ok(()));
         assert_eq!(w.update(0), Err(ReplayError::Duplicate));
         assert_eq!(w.update(1), Ok(()));
@@ -136,7 +143,7 @@ mod tests {
 
     #[test]
     fn boundary_of_the_window() {
-        let mut w = ReplayWindow::new();
+        let mut w: ReplayWindow = ReplayWindow::new();
         w.update(W).unwrap();
         // highest - counter = W - 1 is inside, = W is outside.
         assert_eq!(w.update(1), Ok(()));
@@ -147,7 +154,7 @@ mod tests {
     #[test]
     fn reordered_by_tens_of_thousands_is_accepted_once() {
         // Two paths 100 ms apart at ~2 Gbit/s: every even counter arrives 20,000 counters late.
-        let mut w = ReplayWindow::new();
+        let mut w: ReplayWindow = ReplayWindow::new();
         for c in (1..=100_000u64).filter(|c| c % 2 == 1) {
             w.update(c).unwrap();
         }
@@ -159,7 +166,7 @@ mod tests {
 
     #[test]
     fn a_jump_past_the_whole_ring_forgets_everything_behind() {
-        let mut w = ReplayWindow::new();
+        let mut w: ReplayWindow = ReplayWindow::new();
         for c in 0..1000 {
             w.update(c).unwrap();
         }
@@ -196,7 +203,7 @@ mod tests {
         /// less than W behind it).
         #[test]
         fn matches_the_set_model(steps in proptest::collection::vec(step(), 1..300)) {
-            let mut w = ReplayWindow::new();
+            let mut w: ReplayWindow = ReplayWindow::new();
             let mut seen = BTreeSet::new();
             for s in steps {
                 let highest = seen.last().copied().unwrap_or(0);

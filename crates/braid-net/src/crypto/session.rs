@@ -65,12 +65,13 @@ use braid_core::Instant;
 
 use super::cipher::Cipher;
 pub use super::cipher::{REJECT_AFTER_MESSAGES, REKEY_AFTER_MESSAGES};
+use super::compact::{self, CompactHeader, COMPACT_HEADER_LEN, COMPACT_MIN_LEN};
 use super::cookie::{CookieChecker, CookieJar};
 pub use super::counters::SessionCounters;
 pub use super::envelope::REPLY_MAX;
 use super::envelope::{
-    Envelope, MessageKind, COOKIE_NONCE_LEN, HEADER_LEN, INITIATION_LEN, INITIATION_NOISE_LEN,
-    MAC_LEN, RESPONSE_LEN, RESPONSE_NOISE_LEN, SEALED_COOKIE_LEN, TAG_LEN,
+    Envelope, EnvelopeError, MessageKind, COOKIE_NONCE_LEN, HEADER_LEN, INITIATION_LEN,
+    INITIATION_NOISE_LEN, MAC_LEN, RESPONSE_LEN, RESPONSE_NOISE_LEN, SEALED_COOKIE_LEN, TAG_LEN,
 };
 use super::gate::{Admitted, Gate};
 use super::handshake::{self, About, InitiatorHandshake, Tai64n};
@@ -399,20 +400,129 @@ impl Session {
         buf: &mut [u8],
         plaintext_len: usize,
     ) -> Result<usize, CryptoError> {
+        self.seal_with(now, path, HEADER_LEN, buf, plaintext_len, |keys, wire, buf| {
+            keys.seal(wire, buf, plaintext_len)
+        })
+    }
+
+    /// Seals the inner packet at `buf[COMPACT_HEADER_LEN..COMPACT_HEADER_LEN + plaintext_len]`
+    /// as a compact message ([`super::compact`]) with the current keys for our path `path`:
+    /// path sequence `path_seq`, transmission `attempt` (0 first, up to 3), global sequence
+    /// `global_seq` (both truncated on the wire; the caller checked that the receiver expands
+    /// them back, [`super::compact::expands_exactly`]). Returns the datagram length
+    /// (`plaintext_len + COMPACT_OVERHEAD`).
+    #[allow(clippy::too_many_arguments, reason = "the compact header's fields, each needed")]
+    pub fn seal_compact(
+        &mut self,
+        now: Instant,
+        path: u8,
+        path_seq: u64,
+        attempt: u8,
+        global_seq: u64,
+        buf: &mut [u8],
+        plaintext_len: usize,
+    ) -> Result<usize, CryptoError> {
+        self.seal_with(now, path, COMPACT_HEADER_LEN, buf, plaintext_len, |keys, wire, buf| {
+            keys.seal_compact(wire, path_seq, attempt, global_seq, buf, plaintext_len)
+        })
+    }
+
+    /// Seals with the current keys for our path `path` (its wire id by their path map), after
+    /// checking that `buf` holds a `header_len`-byte header, the plaintext and the tag; keeps
+    /// the send times.
+    fn seal_with(
+        &mut self,
+        now: Instant,
+        path: u8,
+        header_len: usize,
+        buf: &mut [u8],
+        plaintext_len: usize,
+        seal: impl FnOnce(&mut Keypair, u8, &mut [u8]) -> Result<usize, CryptoError>,
+    ) -> Result<usize, CryptoError> {
         self.advance(now);
-        let needed = HEADER_LEN.saturating_add(plaintext_len).saturating_add(TAG_LEN);
+        let needed = header_len.saturating_add(plaintext_len).saturating_add(TAG_LEN);
         if buf.len() < needed {
             return Err(CryptoError::BufferTooSmall { needed, available: buf.len() });
         }
         let keys = self.current.as_mut().ok_or(CryptoError::NoSession)?;
         let wire = keys.paths.wire_id(usize::from(path)).ok_or(CryptoError::UnmatchedPath(path))?;
-        let n = keys.seal(wire, buf, plaintext_len)?;
+        let n = seal(keys, wire, buf)?;
         self.last_sent = Some(now);
         if plaintext_len > 0 {
             self.last_data_sent = Some(now);
         }
         self.confirmation_due = false;
         Ok(n)
+    }
+
+    /// Takes one compact datagram ([`super::compact`]) from our path `path`, which the caller
+    /// has already attributed to this session by its validated source address. `path_seq_next`
+    /// is the next path sequence number the receiver expects on `path` (its highest received
+    /// plus one, 0 before any), which the truncated number is expanded around. Decrypts in
+    /// place; returns the header (sequence numbers expanded for the path, the global one still
+    /// truncated) and the inner packet. Keys are chosen by the key phase: keys awaiting
+    /// confirmation first, then the current and the previous ones; at most two match, since a
+    /// new index always differs in its low bit from the current keys'. Errors mean: drop it.
+    pub fn open_compact<'a>(
+        &mut self,
+        now: Instant,
+        path: u8,
+        path_seq_next: u64,
+        datagram: &'a mut [u8],
+    ) -> Result<(CompactHeader, &'a mut [u8]), CryptoError> {
+        self.advance(now);
+        let mut header = CompactHeader::decode(datagram)
+            .ok_or(CryptoError::Envelope(EnvelopeError::Truncated { found: datagram.len() }))?;
+        header.path_seq = compact::expand(path_seq_next, header.path_seq);
+        let phase = header.key_phase;
+        let matches =
+            |keys: &Option<Box<Keypair>>| keys.as_ref().is_some_and(|k| k.receive_phase() == phase);
+        let candidates: Vec<Slot> = [
+            (Slot::Next, matches(&self.next)),
+            (Slot::Current, matches(&self.current)),
+            (Slot::Previous, matches(&self.previous)),
+        ]
+        .into_iter()
+        .filter_map(|(slot, m)| m.then_some(slot))
+        .collect();
+        if candidates.is_empty() {
+            self.counters.unknown_index += 1;
+            return Err(CryptoError::NoKeyPhase(u8::from(phase)));
+        }
+        // A failed AEAD open leaves the buffer unspecified (ring): keep the datagram for the
+        // second keys, which exist only while a handshake awaits confirmation.
+        let backup = (candidates.len() > 1).then(|| datagram.to_vec());
+        for (n, &slot) in candidates.iter().enumerate() {
+            if n > 0 {
+                if let Some(b) = &backup {
+                    datagram.copy_from_slice(b);
+                }
+            }
+            let keys = match slot {
+                Slot::Current => &mut self.current,
+                Slot::Previous => &mut self.previous,
+                Slot::Next => &mut self.next,
+            }
+            .as_mut()
+            .expect("a candidate holds keys");
+            let Some(wire) = keys.paths.wire_id(usize::from(path)) else {
+                return Err(CryptoError::CompactUnmatchedPath(path));
+            };
+            match keys.open_compact(wire, header.path_seq, header.attempt, datagram) {
+                Ok(_) => {
+                    self.after_open(now, slot, datagram.len() > COMPACT_MIN_LEN);
+                    let end = datagram.len() - TAG_LEN;
+                    return Ok((header, &mut datagram[COMPACT_HEADER_LEN..end]));
+                }
+                Err(CryptoError::Authentication) => self.counters.bad_macs += 1,
+                Err(e @ CryptoError::Replay { .. }) => {
+                    self.counters.replays += 1;
+                    return Err(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(CryptoError::Authentication)
     }
 
     /// Takes one received datagram from our path `path`, sent from `src` (the source address a
@@ -516,7 +626,7 @@ impl Session {
         };
         let mut due = keys.created + REKEY_AFTER_TIME;
         // Counter c received means the peer sent at least c + 1 messages (1 before any: harmless).
-        let messages = keys.messages_sent().max(keys.highest_received().saturating_add(1));
+        let messages = keys.messages_sent().max(keys.messages_received());
         if messages >= self.cipher.rekey_after_messages() {
             due = due.min(self.now);
         }
@@ -748,6 +858,13 @@ impl Session {
             }
             e
         })?;
+        self.after_open(now, slot, !plaintext.is_empty());
+        Ok(plaintext)
+    }
+
+    /// What an authenticated transport datagram (full or compact) under the keys in `slot`
+    /// changes: keys awaiting confirmation become current, and the receive times move.
+    fn after_open(&mut self, now: Instant, slot: Slot, has_data: bool) {
         if slot == Slot::Next {
             // Key confirmation: the initiator uses the new keys, so the responder does too.
             let next = self.next.take().expect("the datagram opened with them");
@@ -758,10 +875,9 @@ impl Session {
             }
         }
         self.last_received = Some(now);
-        if !plaintext.is_empty() {
+        if has_data {
             self.last_data_received = Some(now);
         }
-        Ok(plaintext)
     }
 
     /// The initiation timestamp for `now`: the wall clock at construction advanced by monotonic
@@ -776,8 +892,9 @@ impl Session {
         stamp
     }
 
-    /// A 32-bit index not used by any key pair or pending handshake we hold (SplitMix64 output,
-    /// Steele, Lea and Flood, OOPSLA 2014; folded to 32 bits).
+    /// A 32-bit index not used by any key pair or pending handshake we hold, whose low bit
+    /// differs from the current keys' (SplitMix64 output, Steele, Lea and Flood, OOPSLA 2014;
+    /// folded to 32 bits).
     fn fresh_index(&mut self) -> u32 {
         loop {
             self.index_state = self.index_state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -786,6 +903,11 @@ impl Session {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^= z >> 31;
             let index = (z ^ (z >> 32)) as u32;
+            // The compact messages' key phase is this index's low bit: it must tell the new
+            // keys from the current ones, which will be the previous ones then.
+            if self.current.as_ref().is_some_and(|k| k.local_index & 1 == index & 1) {
+                continue;
+            }
             let in_use = [&self.current, &self.previous, &self.next]
                 .into_iter()
                 .flatten()

@@ -997,3 +997,158 @@ fn a_path_the_peer_does_not_know_is_unmatched_at_both_ends() {
     assert_eq!(cross(&mut server, 1, &mut client, 1, b"x"), Err(CryptoError::UnmatchedPath(1)));
     assert_eq!(cross(&mut client, 0, &mut server, 0, b"ok"), Ok(b"ok".to_vec()));
 }
+
+// ---- Compact messages (crypto/compact.rs) ----
+
+use crate::crypto::compact::{CompactHeader, COMPACT_HEADER_LEN};
+use crate::crypto::COMPACT_OVERHEAD;
+
+fn try_seal_compact(
+    session: &mut Session,
+    now: Instant,
+    (path, path_seq, attempt, global_seq): (u8, u64, u8, u64),
+    plaintext: &[u8],
+) -> Result<Vec<u8>, CryptoError> {
+    let mut buf = vec![0u8; plaintext.len() + COMPACT_OVERHEAD];
+    buf[COMPACT_HEADER_LEN..COMPACT_HEADER_LEN + plaintext.len()].copy_from_slice(plaintext);
+    let n = session.seal_compact(
+        now,
+        path,
+        path_seq,
+        attempt,
+        global_seq,
+        &mut buf,
+        plaintext.len(),
+    )?;
+    assert_eq!(n, buf.len());
+    Ok(buf)
+}
+
+fn seal_compact(
+    session: &mut Session,
+    now: Instant,
+    fields: (u8, u64, u8, u64),
+    p: &[u8],
+) -> Vec<u8> {
+    try_seal_compact(session, now, fields, p).unwrap()
+}
+
+/// Opens on our `path`, expecting `next` as the path's next sequence number.
+fn open_compact(
+    session: &mut Session,
+    now: Instant,
+    path: u8,
+    next: u64,
+    datagram: &[u8],
+) -> Result<(CompactHeader, Vec<u8>), CryptoError> {
+    let mut buf = datagram.to_vec();
+    session.open_compact(now, path, next, &mut buf).map(|(h, p)| (h, p.to_vec()))
+}
+
+#[test]
+fn compact_messages_carry_an_inner_packet_with_20_bytes_both_ways() {
+    for cipher in Cipher::ALL {
+        let (mut client, mut server) = established_pair_with(cipher, None);
+        for seq in 0..5u64 {
+            let d = seal_compact(&mut client, at(1.0), (1, seq, 0, 70_000 + seq), b"inner packet");
+            assert_eq!(d.len(), 12 + 20, "{cipher}: 4 header bytes and the tag");
+            let (h, p) = open_compact(&mut server, at(1.0), 1, seq, &d).unwrap();
+            assert_eq!(p, b"inner packet");
+            assert_eq!((h.path_seq, h.attempt), (seq, 0));
+            assert_eq!(h.global_seq, (70_000 + seq) & 0x3fff, "the global number stays truncated");
+        }
+        let d = seal_compact(&mut server, at(1.0), (0, 0, 0, 0), b"down");
+        assert_eq!(open_compact(&mut client, at(1.0), 0, 0, &d).unwrap().1, b"down");
+    }
+}
+
+#[test]
+fn a_nonce_is_never_sealed_twice_and_a_datagram_never_opens_twice() {
+    let (mut client, mut server) = established_pair(None);
+    let first = seal_compact(&mut client, at(1.0), (0, 7, 0, 7), b"x");
+    assert_eq!(
+        try_seal_compact(&mut client, at(1.0), (0, 7, 0, 7), b"x"),
+        Err(CryptoError::CompactReuse { path_seq: 7, attempt: 0 })
+    );
+    assert_eq!(
+        try_seal_compact(&mut client, at(1.0), (0, 6, 3, 6), b"x"),
+        Err(CryptoError::CompactReuse { path_seq: 6, attempt: 3 }),
+        "below the last sealed on the path"
+    );
+    let resent = seal_compact(&mut client, at(1.0), (0, 7, 1, 7), b"x");
+    assert_eq!(
+        try_seal_compact(&mut client, at(1.0), (0, 8, 4, 8), b"x"),
+        Err(CryptoError::CompactAttempt(4))
+    );
+    // Another path has its own numbers.
+    seal_compact(&mut client, at(1.0), (1, 7, 0, 8), b"x");
+    assert!(open_compact(&mut server, at(1.0), 0, 0, &first).is_ok());
+    assert_eq!(
+        open_compact(&mut server, at(1.0), 0, 8, &first).err(),
+        Some(CryptoError::Replay { counter: 7, reason: ReplayError::Duplicate })
+    );
+    let (h, _) = open_compact(&mut server, at(1.0), 0, 8, &resent).unwrap();
+    assert_eq!((h.path_seq, h.attempt), (7, 1), "a retransmission is a new nonce");
+}
+
+#[test]
+fn a_compact_datagram_opens_only_on_its_path_and_with_its_number_expanded() {
+    let (mut client, mut server) = established_pair(None);
+    let d = seal_compact(&mut client, at(1.0), (2, 20_000, 0, 1), b"x");
+    assert_eq!(
+        open_compact(&mut server, at(1.0), 1, 20_000, &d).err(),
+        Some(CryptoError::Authentication)
+    );
+    // Expanded around 0, 20 000's low bits mean 3 616: the nonce differs and the tag fails.
+    assert_eq!(
+        open_compact(&mut server, at(1.0), 2, 0, &d).err(),
+        Some(CryptoError::Authentication)
+    );
+    for byte in 0..d.len() {
+        let mut t = d.clone();
+        t[byte] ^= 0x01;
+        assert!(open_compact(&mut server, at(1.0), 2, 19_990, &t).is_err(), "byte {byte}");
+    }
+    // None of the failures moved a window: the genuine datagram opens, near its number.
+    let (h, _) = open_compact(&mut server, at(1.0), 2, 19_990, &d).unwrap();
+    assert_eq!(h.path_seq, 20_000);
+    assert_eq!(
+        server.counters().bad_macs as usize,
+        2 + d.len(),
+        "every attempt above failed its tag"
+    );
+}
+
+#[test]
+fn compact_messages_cross_a_rekey_by_their_key_phase() {
+    let (mut client, mut server) = established_pair(None);
+    let init = initiation(&mut client, at(120.0)).expect("REKEY_AFTER_TIME");
+    let old_up = seal_compact(&mut client, at(120.0), (0, 0, 0, 0), b"old up");
+    let response = reply_of(deliver(&mut server, at(120.01), &init));
+    let old_down = seal_compact(&mut server, at(120.01), (0, 0, 0, 0), b"old down");
+    assert_eq!(deliver(&mut client, at(120.02), &response), Ok(Output::Established));
+    // The client's first compact message under the new keys reaches the server before any
+    // keepalive: it opens with the keys awaiting confirmation, and confirms them.
+    let new_up = seal_compact(&mut client, at(120.03), (0, 1, 0, 1), b"new up");
+    assert_ne!(new_up[0] & 0x40, old_up[0] & 0x40, "the key phase changed");
+    assert_eq!(open_compact(&mut server, at(120.03), 0, 1, &new_up).unwrap().1, b"new up");
+    assert_eq!(server.counters().handshakes_completed, 2);
+    // Old keys' datagrams from the slow path still open, with the previous keys.
+    assert_eq!(open_compact(&mut server, at(120.1), 0, 2, &old_up).unwrap().1, b"old up");
+    assert_eq!(open_compact(&mut client, at(120.1), 0, 0, &old_down).unwrap().1, b"old down");
+    let new_down = seal_compact(&mut server, at(120.2), (0, 1, 0, 1), b"new down");
+    assert_eq!(open_compact(&mut client, at(120.2), 0, 1, &new_down).unwrap().1, b"new down");
+    assert_eq!(server.counters().bad_macs + client.counters().bad_macs, 0);
+}
+
+#[test]
+fn compact_messages_count_towards_the_rekey_limit() {
+    let (mut client, mut server) = established_pair(None);
+    for seq in 0..3 {
+        let d = seal_compact(&mut client, at(1.0), (0, seq, 0, seq), b"x");
+        open_compact(&mut server, at(1.0), 0, seq, &d).unwrap();
+    }
+    let keys = client.current.as_ref().unwrap();
+    assert_eq!(keys.messages_sent(), 1 + 3, "the confirming keepalive and three compact ones");
+    assert_eq!(server.current.as_ref().unwrap().messages_received(), 4);
+}
