@@ -42,6 +42,7 @@ use crate::history::{History, SharedHistory, HISTORY_INTERVAL};
 use crate::inner;
 use crate::liveness::Change;
 use crate::metrics::{self, PathSnapshot, PeerSnapshot, Shared, Snapshot};
+use crate::mss_clamp;
 use crate::peer::{Peer, Sessions};
 use crate::pool::Pool;
 use crate::routing::Routes;
@@ -92,6 +93,8 @@ struct Counters {
     rejected: u64,
     /// Inner packets read from the TUN device for a destination no peer may use.
     unrouted: u64,
+    /// TCP SYNs read from the TUN device whose MSS was lowered (mss_clamp.rs).
+    mss_clamped: u64,
 }
 
 /// Everything but the descriptors: the protocol state the loop drives.
@@ -117,6 +120,8 @@ struct State {
     crossed_logged: Option<Instant>,
     /// The core's configuration, to start a peer's sender and receiver afresh when it restarts.
     core: TunnelConfig,
+    /// The largest TCP MSS the tunnel's MTU carries whole, IPv4 and IPv6 (mss_clamp.rs).
+    mss_max: (u16, u16),
 }
 
 /// The descriptors and their buffers.
@@ -197,6 +202,7 @@ impl Daemon {
             reply_buf: vec![0u8; crypto::REPLY_MAX],
             crossed_logged: None,
             core,
+            mss_max: mss_clamp::max_mss(cfg.mtu),
         };
         let io = Io { tun, paths, signals, pollfds };
         info!(
@@ -333,7 +339,13 @@ impl Daemon {
                     };
                     st.peers[p].tun_rx += 1;
                     // Too long a packet cannot come from a device of this MTU; refused if so.
-                    if let Some(pkt) = st.pool.alloc_from(packet) {
+                    // A SYN announcing more than the tunnel carries is clamped (mss_clamp.rs).
+                    let mss_max = st.mss_max;
+                    let clamped = &mut st.counters.mss_clamped;
+                    let pkt = st.pool.alloc_edited(packet, |b| {
+                        *clamped += u64::from(mss_clamp::clamp(b, mss_max).is_some());
+                    });
+                    if let Some(pkt) = pkt {
                         let _ = st.peers[p].tx.handle_packet(now, pkt, packet.len() as u32);
                     }
                 })
@@ -542,6 +554,7 @@ impl Daemon {
             handshakes_rate_limited: totals.rate_limited,
             rejected_datagrams: st.counters.rejected,
             unrouted_pkts: st.counters.unrouted,
+            mss_clamped_pkts: st.counters.mss_clamped,
             tun_rx_pkts: st.counters.tun_rx,
             tun_tx_pkts: st.counters.tun_tx,
             sched_queue_pkts: st.peers.iter().map(|p| p.tx.queue_len()).sum(),

@@ -16,6 +16,7 @@ pub mod inner;
 pub mod linux;
 pub mod liveness;
 pub mod metrics;
+pub mod mss_clamp;
 pub mod path_validation;
 pub mod peer;
 pub mod pool;

@@ -95,6 +95,9 @@ pub struct Snapshot {
     /// Inner packets for a destination no peer may use (cryptokey routing).
     #[serde(default)]
     pub unrouted_pkts: u64,
+    /// TCP SYNs read from the TUN device whose MSS option was lowered to fit the tunnel.
+    #[serde(default)]
+    pub mss_clamped_pkts: u64,
     pub tun_rx_pkts: u64,
     pub tun_tx_pkts: u64,
     pub sched_queue_pkts: usize,
@@ -313,6 +316,12 @@ impl Snapshot {
             "unrouted_packets",
             "Inner packets for a destination no peer may use",
             self.unrouted_pkts,
+        );
+        counter(
+            &mut reg,
+            "clamped_syn_packets",
+            "TCP SYNs whose MSS was lowered to fit the tunnel's MTU",
+            self.mss_clamped_pkts,
         );
         let peer_gauges: [(&str, &str, PeerMetric); 1] =
             [("peer_established", "1 once the peer's handshake completed", |p| {

@@ -50,6 +50,12 @@ impl Pool {
 
     /// Copies `bytes` into a free slot. `None` when `bytes` is longer than a slot.
     pub fn alloc_from(&self, bytes: &[u8]) -> Option<Pkt> {
+        self.alloc_edited(bytes, |_| {})
+    }
+
+    /// Copies `bytes` into a free slot and lets `edit` change the copy before anyone else holds
+    /// it. `None` when `bytes` is longer than a slot.
+    pub fn alloc_edited(&self, bytes: &[u8], edit: impl FnOnce(&mut [u8])) -> Option<Pkt> {
         let mut s = self.slots.borrow_mut();
         if bytes.len() > s.slot_len {
             return None;
@@ -60,6 +66,7 @@ impl Pool {
         };
         let i = index as usize;
         s.data[i][..bytes.len()].copy_from_slice(bytes);
+        edit(&mut s.data[i][..bytes.len()]);
         s.lens[i] = bytes.len() as u32;
         s.refs[i] = 1;
         Some(Pkt { slots: Rc::clone(&self.slots), index })
