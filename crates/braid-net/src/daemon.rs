@@ -29,7 +29,7 @@ use std::time::{Duration, Instant as WallInstant, SystemTime, UNIX_EPOCH};
 use braid_core::tunnel::TunnelConfig;
 use braid_core::wire::{
     frame_type, DataHeader, Feedback, FrameType, Probe, ProbeKind, TimeSync, DATA_HEADER_LEN,
-    FLAG_UNSTAMPED, PROBE_LEN, TIME_SYNC_LEN,
+    FLAG_UNSTAMPED, PROBE_LEN,
 };
 use braid_core::Instant;
 use tracing::{error, info, warn};
@@ -445,14 +445,14 @@ impl Daemon {
                 st.send_control(io, now, p, fb.path_id as usize, |b| fb.emit(b).unwrap_or(0));
             }
         }
-        let compact = st.core.compact_seq_reach.is_some();
         let peer = &mut st.peers[p];
         while let Some(t) = peer.tx.poll_transmit(now) {
             let Some(dest) = peer.remotes[t.path] else { continue };
             let len = t.payload.len();
             let session = st.sessions.get_mut(p);
             let ready = st.role == Role::Server || peer.compact_ready[t.path];
-            let compact_msg = compact && ready && t.compact && t.attempt <= MAX_ATTEMPT;
+            // `t.compact` is set only when the core was configured for compact messages.
+            let compact_msg = ready && t.compact && t.attempt <= MAX_ATTEMPT;
             let r = if compact_msg {
                 // crypto/compact.rs: the header's fields are the core's numbers.
                 let (path_seq, global_seq) = (t.header.path_seq, t.header.global_seq);
@@ -483,11 +483,8 @@ impl Daemon {
                     path_seq: t.header.path_seq,
                     send_ts_ns: t.header.send_ts_ns,
                 };
-                let r = io.paths.push(t.path, dest, crypto::OVERHEAD + TIME_SYNC_LEN, |buf| {
-                    let n = ts.emit(&mut buf[crypto::HEADER_LEN..]).unwrap_or(0);
-                    session.seal(now, t.path as u8, buf, n).unwrap_or(0)
-                });
-                if r.is_err() {
+                let emit = |b: &mut [u8]| ts.emit(b).unwrap_or(0);
+                if push_control(&mut io.paths, session, now, t.path, dest, emit).is_err() {
                     peer.paths[t.path].socket_drops += 1;
                 }
             }
@@ -659,10 +656,12 @@ impl State {
         // peer's, path_table.rs), so the path is `i`. The frames' own path ids are the sender's
         // numbering, which may differ from ours: they are replaced by ours, not checked.
         let path_id = i as u8;
-        if matches!(frame_type(plain), Ok(FrameType::Data | FrameType::Feedback)) {
+        let kind = frame_type(plain);
+        // Data and feedback come only to an address the server validated.
+        if matches!(kind, Ok(FrameType::Data | FrameType::Feedback)) {
             peer.compact_ready[i] = true;
         }
-        match frame_type(plain) {
+        match kind {
             Ok(FrameType::Data) => {
                 let Ok((mut h, payload)) = DataHeader::parse(plain) else {
                     self.counters.rejected += 1;
@@ -884,15 +883,27 @@ impl State {
         emit: impl FnOnce(&mut [u8]) -> usize,
     ) {
         let session = self.sessions.get_mut(p);
-        let r = io.paths.push(i, dest, crypto::OVERHEAD + CONTROL_FRAME_MAX, |buf| {
-            let end = buf.len() - crypto::TAG_LEN;
-            let n = emit(&mut buf[crypto::HEADER_LEN..end]);
-            session.seal(now, i as u8, buf, n).unwrap_or(0)
-        });
-        if r.is_err() {
+        if push_control(&mut io.paths, session, now, i, dest, emit).is_err() {
             self.peers[p].paths[i].socket_drops += 1;
         }
     }
+}
+
+/// Seals a control frame written by `emit` (at most [`CONTROL_FRAME_MAX`] bytes) with
+/// `session`'s keys and queues it on path `i`'s train for `dest`.
+fn push_control(
+    paths: &mut Transport,
+    session: &mut Session,
+    now: Instant,
+    i: usize,
+    dest: SocketAddr,
+    emit: impl FnOnce(&mut [u8]) -> usize,
+) -> io::Result<()> {
+    paths.push(i, dest, crypto::OVERHEAD + CONTROL_FRAME_MAX, |buf| {
+        let end = buf.len() - crypto::TAG_LEN;
+        let n = emit(&mut buf[crypto::HEADER_LEN..end]);
+        session.seal(now, i as u8, buf, n).unwrap_or(0)
+    })
 }
 
 /// What one challenge costs on the wire: outer IP and UDP headers (of the paths' IP version),

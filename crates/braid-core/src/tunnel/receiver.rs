@@ -117,6 +117,15 @@ impl ReceivedRanges {
         true
     }
 
+    /// The highest sequence number recorded: the newest range's top, or below the floor.
+    fn largest(&self) -> Option<u64> {
+        if self.len > 0 {
+            Some(self.ranges[0].largest)
+        } else {
+            self.floor.checked_sub(1)
+        }
+    }
+
     /// Everything below `next` was received: forget the ranges that covers.
     fn advance_floor(&mut self, next: u64) {
         if next <= self.floor {
@@ -168,8 +177,6 @@ struct ReceiverPath {
     newest_arrival: Instant,
     /// Path sequence number of the newest new packet, for time-sync frames to find it.
     newest_path_seq: Option<u64>,
-    /// Highest path sequence number received, for expanding compact headers.
-    highest_path_seq: Option<u64>,
     /// Reliable paths: one above the last global number the path handed on in order, and one
     /// above the highest it received; while it holds packets back behind a loss, it may still
     /// deliver any global number between the two (the loss itself and what waits behind it).
@@ -249,7 +256,6 @@ impl<P> TunnelReceiver<P> {
             return Some(payload);
         };
         self.stats.received_pkts += 1;
-        path.highest_path_seq = path.highest_path_seq.max(Some(header.path_seq));
         self.highest_global_seq = self.highest_global_seq.max(Some(header.global_seq));
         let payload = match self.reassembly.get_mut(i) {
             None => Some(payload),
@@ -333,10 +339,11 @@ impl<P> TunnelReceiver<P> {
         self.reorder.sample_delay(now, path.newest_arrival, i, ts.send_ts_ns);
     }
 
-    /// The next path sequence number expected on path `i`: one above the highest received, 0
-    /// before any. A compact header's truncated number is expanded around it.
+    /// The next path sequence number expected on path `i`: one above the highest it recorded
+    /// (and acknowledges), 0 before any. A compact header's truncated number is expanded
+    /// around it.
     pub fn expected_path_seq(&self, i: usize) -> u64 {
-        self.paths.get(i).and_then(|p| p.highest_path_seq).map_or(0, |h| h.saturating_add(1))
+        self.paths.get(i).and_then(|p| p.ranges.largest()).map_or(0, |h| h.saturating_add(1))
     }
 
     /// The next global sequence number expected: one above the highest received on any path, 0
@@ -540,6 +547,22 @@ mod tests {
         let (delivered, skipped) = loss_repaired_at_50_ms(Some(Duration::from_millis(20)));
         assert_eq!(skipped, 1, "a repair wait shorter than the repair gives the gap up at 21 ms");
         assert_eq!(delivered, vec![0, 2, 1, 3]);
+    }
+
+    /// The largest recorded number, which compact headers are expanded around: the newest
+    /// range's top, a late packet below it changes nothing, and a floor alone counts.
+    #[test]
+    fn received_ranges_know_their_largest() {
+        let mut r = ReceivedRanges::default();
+        assert_eq!(r.largest(), None);
+        r.insert(7);
+        r.insert(3);
+        assert_eq!(r.largest(), Some(7));
+        r.insert(8);
+        assert_eq!(r.largest(), Some(8));
+        let mut floor_only = ReceivedRanges::default();
+        floor_only.advance_floor(40);
+        assert_eq!(floor_only.largest(), Some(39));
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! limit.
 
 use braid_core::Instant;
-use ring::aead::{Aad, LessSafeKey, UnboundKey};
+use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey};
 
 use super::cipher::Cipher;
 use super::compact::{CompactHeader, COMPACT_HEADER_LEN, MAX_ATTEMPT};
@@ -146,21 +146,32 @@ impl Keypair {
             return Err(CryptoError::CounterExhausted);
         }
         let header = transport_header(path_id, self.remote_index, counter);
-        let end = HEADER_LEN + plaintext_len;
+        let n = self.seal_behind(self.cipher.nonce(counter), &header, buf, plaintext_len)?;
+        self.next_send_counter = counter + 1;
+        Ok(n)
+    }
+
+    /// Seals the plaintext after `header` in `buf` under `nonce` with the header as associated
+    /// data, writes the header in front and the tag behind, and counts the message; returns
+    /// the datagram length.
+    fn seal_behind(
+        &mut self,
+        nonce: Nonce,
+        header: &[u8],
+        buf: &mut [u8],
+        plaintext_len: usize,
+    ) -> Result<usize, CryptoError> {
+        let start = header.len();
+        let end = start + plaintext_len;
         let tag = self
             .send
-            .seal_in_place_separate_tag(
-                self.cipher.nonce(counter),
-                Aad::from(&header),
-                &mut buf[HEADER_LEN..end],
-            )
+            .seal_in_place_separate_tag(nonce, Aad::from(header), &mut buf[start..end])
             .map_err(|_| CryptoError::BufferTooSmall {
                 needed: end + TAG_LEN,
                 available: buf.len(),
             })?;
-        buf[..HEADER_LEN].copy_from_slice(&header);
+        buf[..start].copy_from_slice(header);
         buf[end..end + TAG_LEN].copy_from_slice(tag.as_ref());
-        self.next_send_counter = counter + 1;
         self.sealed_total += 1;
         Ok(end + TAG_LEN)
     }
@@ -195,24 +206,10 @@ impl Keypair {
         }
         let header =
             CompactHeader { key_phase: self.send_phase(), attempt, path_seq, global_seq }.encode();
-        let end = COMPACT_HEADER_LEN + plaintext_len;
         let nonce = self.cipher.compact_nonce(path_id, attempt, path_seq);
-        let tag = self
-            .send
-            .seal_in_place_separate_tag(
-                nonce,
-                Aad::from(&header),
-                &mut buf[COMPACT_HEADER_LEN..end],
-            )
-            .map_err(|_| CryptoError::BufferTooSmall {
-                needed: end + TAG_LEN,
-                available: buf.len(),
-            })?;
+        let n = self.seal_behind(nonce, &header, buf, plaintext_len)?;
         self.compact_sent[path] = Some(slot);
-        buf[..COMPACT_HEADER_LEN].copy_from_slice(&header);
-        buf[end..end + TAG_LEN].copy_from_slice(tag.as_ref());
-        self.sealed_total += 1;
-        Ok(end + TAG_LEN)
+        Ok(n)
     }
 
     /// Authenticates and decrypts a whole compact datagram of path `path_id` in place, its path

@@ -475,36 +475,24 @@ impl Session {
             .ok_or(CryptoError::Envelope(EnvelopeError::Truncated { found: datagram.len() }))?;
         header.path_seq = compact::expand(path_seq_next, header.path_seq);
         let phase = header.key_phase;
-        let matches =
-            |keys: &Option<Box<Keypair>>| keys.as_ref().is_some_and(|k| k.receive_phase() == phase);
-        let candidates: Vec<Slot> = [
-            (Slot::Next, matches(&self.next)),
-            (Slot::Current, matches(&self.current)),
-            (Slot::Previous, matches(&self.previous)),
-        ]
-        .into_iter()
-        .filter_map(|(slot, m)| m.then_some(slot))
-        .collect();
-        if candidates.is_empty() {
+        let candidates = [Slot::Next, Slot::Current, Slot::Previous]
+            .map(|slot| self.keys_in(slot).as_ref().is_some_and(|k| k.receive_phase() == phase));
+        let tries = candidates.iter().filter(|&&c| c).count();
+        if tries == 0 {
             self.counters.unknown_index += 1;
             return Err(CryptoError::NoKeyPhase(u8::from(phase)));
         }
         // A failed AEAD open leaves the buffer unspecified (ring): keep the datagram for the
         // second keys, which exist only while a handshake awaits confirmation.
-        let backup = (candidates.len() > 1).then(|| datagram.to_vec());
-        for (n, &slot) in candidates.iter().enumerate() {
+        let backup = (tries > 1).then(|| datagram.to_vec());
+        let slots = [Slot::Next, Slot::Current, Slot::Previous].into_iter();
+        for (n, slot) in slots.zip(candidates).filter(|&(_, c)| c).map(|(s, _)| s).enumerate() {
             if n > 0 {
                 if let Some(b) = &backup {
                     datagram.copy_from_slice(b);
                 }
             }
-            let keys = match slot {
-                Slot::Current => &mut self.current,
-                Slot::Previous => &mut self.previous,
-                Slot::Next => &mut self.next,
-            }
-            .as_mut()
-            .expect("a candidate holds keys");
+            let keys = self.keys_in(slot).as_mut().expect("a candidate holds keys");
             let Some(wire) = keys.paths.wire_id(usize::from(path)) else {
                 return Err(CryptoError::CompactUnmatchedPath(path));
             };
@@ -839,13 +827,7 @@ impl Session {
             self.counters.unknown_index += 1;
             return Err(CryptoError::UnknownIndex(receiver_index));
         };
-        let keys = match slot {
-            Slot::Current => &mut self.current,
-            Slot::Previous => &mut self.previous,
-            Slot::Next => &mut self.next,
-        }
-        .as_mut()
-        .expect("slot found above");
+        let keys = self.keys_in(slot).as_mut().expect("slot found above");
         if keys.paths.wire_id(usize::from(at.path)) != Some(at.named) {
             self.counters.wrong_path += 1;
             return Err(CryptoError::WrongPath { named: at.named, arrived_on: at.path });
@@ -860,6 +842,15 @@ impl Session {
         })?;
         self.after_open(now, slot, !plaintext.is_empty());
         Ok(plaintext)
+    }
+
+    /// The key pair held in `slot`, if any.
+    fn keys_in(&mut self, slot: Slot) -> &mut Option<Box<Keypair>> {
+        match slot {
+            Slot::Current => &mut self.current,
+            Slot::Previous => &mut self.previous,
+            Slot::Next => &mut self.next,
+        }
     }
 
     /// What an authenticated transport datagram (full or compact) under the keys in `slot`
