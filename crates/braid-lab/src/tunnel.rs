@@ -229,9 +229,12 @@ fn keys() -> Result<Keys, NetError> {
 }
 
 impl TunnelPair {
-    /// Writes the configs under a fresh directory in the system temp dir, starts the server
-    /// then the client with `braid_exe`, and waits (up to `timeout`) until both report an
-    /// established session.
+    /// Writes the configs under a fresh directory in the system temp dir, starts the server,
+    /// waits until it answers status requests (it opens its path sockets first, so a client
+    /// started earlier could find a TCP path's listener missing and retry only after
+    /// `dead_after`), starts the client with `braid_exe`, and waits (up to `timeout` in all)
+    /// until both report an established session with every path both ends name up: a run
+    /// must not begin with a path still missing.
     pub fn start(spec: &TunnelSpec, braid_exe: &Path, timeout: Duration) -> Result<Self, NetError> {
         let dir = std::env::temp_dir().join(format!("{}-tunnel", spec.client_ns));
         fs::create_dir_all(&dir).map_err(|e| io_err(&spec.client_ns, "creating config dir", e))?;
@@ -249,28 +252,47 @@ impl TunnelPair {
         let start = |ns: &str, file: &Path| {
             Child::spawn(Some(ns), &exe, &["tunnel", "--config", &file.to_string_lossy()])
         };
-        let server = start(&spec.server_ns, &files[0])?;
+        let deadline = Instant::now() + timeout;
+        let mut server = start(&spec.server_ns, &files[0])?;
+        while status(&spec.server_ns).is_err() {
+            if Instant::now() >= deadline || !server.is_running() {
+                return Err(NetError::NotReady {
+                    what: "braid tunnel server".into(),
+                    marker: "status".into(),
+                    timeout_ms: timeout.as_millis() as u64,
+                    status: "the server never answered a status request".into(),
+                    output: server.output_tail(),
+                });
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
         let client = start(&spec.client_ns, &files[1])?;
         let server_public = keys.server_public.clone();
         let pair = TunnelPair { server, client, spec: spec.clone(), server_public, dir };
-        pair.wait_established(timeout)?;
+        pair.wait_ready(deadline, timeout)?;
         Ok(pair)
     }
 
-    fn wait_established(&self, timeout: Duration) -> Result<(), NetError> {
-        let deadline = Instant::now() + timeout;
+    /// Waits until both ends are established and every path named at both ends is up at both.
+    fn wait_ready(&self, deadline: Instant, timeout: Duration) -> Result<(), NetError> {
         loop {
-            let s = self.server_status().ok().is_some_and(|s| s.established);
-            let c = self.client_status().ok().is_some_and(|s| s.established);
-            if s && c {
+            let (server, client) = (self.server_status().ok(), self.client_status().ok());
+            let (s, c) = (server.as_ref(), client.as_ref());
+            let established = |x: Option<&Snapshot>| x.is_some_and(|x| x.established);
+            let down = s.zip(c).map(|(s, c)| shared_paths_down(s, c)).unwrap_or_default();
+            if established(s) && established(c) && down.is_empty() {
                 return Ok(());
             }
             if Instant::now() >= deadline {
                 return Err(NetError::NotReady {
                     what: "braid tunnel pair".into(),
-                    marker: "established".into(),
+                    marker: "established, every shared path up".into(),
                     timeout_ms: timeout.as_millis() as u64,
-                    status: format!("server established {s}, client established {c}"),
+                    status: format!(
+                        "server established {}, client established {}, paths down {down:?}",
+                        established(s),
+                        established(c)
+                    ),
                     output: format!(
                         "server: {}\nclient: {}",
                         self.server.output_tail(),
@@ -346,6 +368,19 @@ pub fn status(ns: &str) -> Result<Snapshot, NetError> {
         what: "reading tunnel status".into(),
         message: e.to_string(),
     })
+}
+
+/// The names of the paths both ends have of which either end reports down.
+fn shared_paths_down(server: &Snapshot, client: &Snapshot) -> Vec<String> {
+    let up = |snap: &Snapshot, name: &str| snap.paths.iter().any(|p| p.name == name && p.up);
+    let known = |snap: &Snapshot, name: &str| snap.paths.iter().any(|p| p.name == name);
+    server
+        .paths
+        .iter()
+        .filter(|p| known(client, &p.name))
+        .filter(|p| !up(server, &p.name) || !up(client, &p.name))
+        .map(|p| p.name.clone())
+        .collect()
 }
 
 /// Writes a file readable by its owner only: it holds a private key.
