@@ -4,13 +4,15 @@ the simulator, one by `braid sweep --backend lab` (docs/sweeps.md).
 
     braid sweep SPEC --out out/X-sim
     braid sweep SPEC --out out/X-lab --backend lab
-    python3 scripts/sim_vs_lab_sweeps.py out/X-sim out/X-lab
+    python3 scripts/sim_vs_lab_sweeps.py out/X-sim out/X-lab [--metric goodput_mbps]
 
-Per cell: the simulator's relative DLCT as mean and sample standard deviation over its
+Per cell: the simulator's relative DLCT (or, with --metric goodput_mbps, its goodput in Mbit/s,
+for UDP flows whose completion time is their sending time) as mean and sample standard deviation over its
 repetitions, the lab's as median and range over its repetitions, and whether the simulator's
 mean lies inside the lab's range. Over all cells: the mean absolute error between the
-simulator's mean and the lab's median (percentage points), Spearman's rank correlation of the
-two, and the share of cells on the same side of 100% (faster or slower than one path). Reads
+simulator's mean and the lab's median (percentage points, or Mbit/s), Spearman's rank correlation
+of the two, and for relative DLCT the share of cells on the same side of 100% (faster or slower
+than one path). Reads
 the journals (`runs.jsonl`) and the spec each folder keeps; both folders must hold the same
 spec (the same axes and repetitions give the same run ids).
 """
@@ -21,10 +23,18 @@ import sys
 from sweep_journal import cell_reports
 
 
-def relative_dlcts(folder):
-    """Spec, and per cell the relative DLCTs of its successful runs, in percent."""
+METRICS = {
+    # name: (scale, unit, pp or absolute unit of the error)
+    "relative_dlct": (100.0, "%", "pp"),
+    "goodput_mbps": (1.0, "", "Mbit/s"),
+}
+
+
+def values(folder, metric):
+    """Spec, and per cell the metric of its successful runs (relative DLCT in percent)."""
     spec, groups = cell_reports(folder)
-    return spec, [(cell, [100.0 * r["relative_dlct"] for r in runs]) for cell, runs in groups]
+    scale = METRICS[metric][0]
+    return spec, [(cell, [scale * r[metric] for r in runs]) for cell, runs in groups]
 
 
 def ranks(xs):
@@ -55,9 +65,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sim", help="folder of the simulated sweep")
     ap.add_argument("lab", help="folder of the lab sweep (--backend lab)")
+    ap.add_argument("--metric", choices=sorted(METRICS), default="relative_dlct")
     args = ap.parse_args()
-    sim_spec, sim = relative_dlcts(args.sim)
-    lab_spec, lab = relative_dlcts(args.lab)
+    _, unit, err_unit = METRICS[args.metric]
+    sim_spec, sim = values(args.sim, args.metric)
+    lab_spec, lab = values(args.lab, args.metric)
     if sim_spec.get("axes") != lab_spec.get("axes"):
         sys.exit("the two folders hold different specs (their axes differ)")
     names = list(sim_spec.get("axes", {}))
@@ -74,15 +86,18 @@ def main():
         inside += ok
         pairs.append((sm, lm))
         print("| " + " | ".join(str(cell[n]) for n in names) +
-              f" | {sm:.1f}% ({sd:.1f}) | {lm:.1f}% ({min(l):.1f}-{max(l):.1f}) | {'yes' if ok else 'no'} |")
+              f" | {sm:.1f}{unit} ({sd:.1f}) | {lm:.1f}{unit} ({min(l):.1f}-{max(l):.1f}) | {'yes' if ok else 'no'} |")
     if not pairs:
         sys.exit("no cell has runs in both folders")
     mae = statistics.mean(abs(a - b) for a, b in pairs)
     rho = spearman([a for a, _ in pairs], [b for _, b in pairs])
-    same = sum((a < 100) == (b < 100) for a, b in pairs) / len(pairs)
+    line = (f"cells: {len(pairs)}; simulator's mean inside the lab's range: {inside}; "
+            f"mean absolute error {mae:.1f} {err_unit}; Spearman {rho:.2f}")
+    if args.metric == "relative_dlct":
+        same = sum((a < 100) == (b < 100) for a, b in pairs) / len(pairs)
+        line += f"; same side of 100%: {100 * same:.0f}%"
     print()
-    print(f"cells: {len(pairs)}; simulator's mean inside the lab's range: {inside}; "
-          f"mean absolute error {mae:.1f} pp; Spearman {rho:.2f}; same side of 100%: {100 * same:.0f}%")
+    print(line)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@
 //! stop when the caller's `stop` flag is set, so Ctrl-C and a failing peer end a run promptly.
 
 pub mod payload;
+pub mod udp;
 
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr};
@@ -77,6 +78,9 @@ pub enum TransferError {
 
     #[error("stream header: {0}")]
     BadHeader(String),
+
+    #[error("transfer settings: {0}")]
+    BadConfig(String),
 
     #[error("{what}: nothing happened for {ms} ms")]
     Stalled { what: &'static str, ms: u64 },

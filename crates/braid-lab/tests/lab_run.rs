@@ -151,3 +151,57 @@ fn a_tunnel_that_cannot_start_is_an_error_and_everything_is_cleaned_up() {
     assert!(matches!(result, Err(LabError::Net(_))), "{result:?}");
     assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));
 }
+
+/// `e2e.kind = "udp"` on path 1 alone: 80 Mbit/s offered into a 50 Mbit/s htb bottleneck. Every
+/// datagram of the budget is sent, the excess is lost at the bottleneck, and what arrives comes
+/// at the bottleneck's rate (1372 bytes of payload per 1400-byte packet; htb also counts the
+/// 14-byte Ethernet header: at most 49 Mbit/s of payload).
+#[test]
+fn a_udp_flow_above_the_bottleneck_rate_is_cut_to_it() {
+    let tag = unique_prefix("blu");
+    let overrides =
+        ["e2e.kind=udp", "e2e.bytes=5000000", "e2e.udp_packet_bytes=1400", "e2e.udp_rate_mbps=80"];
+    let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+    let s = Scenario::from_toml_str("", &overrides).unwrap();
+    let out = lab::run(&s, &options(&tag), &AtomicBool::new(false)).unwrap();
+    let r = &out.report;
+    eprintln!(
+        "udp baseline: {:.2} Mbit/s over {:.2} s; {:?} of {:?} datagrams lost",
+        r.goodput_mbps, r.dlct_s, r.e2e.datagrams_lost, r.e2e.datagrams_sent
+    );
+    assert_eq!(r.e2e.kind, "udp");
+    assert_eq!(r.e2e.datagrams_sent, Some(5_000_000u64.div_ceil(1372)));
+    let lost = r.e2e.datagrams_lost.unwrap();
+    assert!(lost > 0 && r.e2e.bytes_delivered < 5_000_000, "{:?}", r.e2e);
+    assert_eq!(r.e2e.bytes_delivered % 1372, 0, "whole datagrams only");
+    assert!((40.0..49.5).contains(&r.goodput_mbps), "{}", r.goodput_mbps);
+    assert!(r.e2e.retransmissions.is_none() && r.e2e.srtt_ms_mean.is_none());
+    assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));
+}
+
+/// A UDP flow through the tunnel at 120 Mbit/s: both paths carry it, so more arrives per second
+/// than path 1 alone can carry (49 Mbit/s of payload, the test above).
+#[test]
+fn a_udp_flow_through_the_tunnel_gets_more_than_one_path() {
+    let tag = unique_prefix("blu");
+    let opts = LabOptions { mode: LabMode::Tunnel, braid_exe: braid_exe(), ..options(&tag) };
+    let overrides = [
+        "e2e.kind=udp",
+        "e2e.bytes=10000000",
+        "e2e.udp_packet_bytes=1400",
+        "e2e.udp_rate_mbps=120",
+    ];
+    let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+    let s = Scenario::from_toml_str("", &overrides).unwrap();
+    let out = lab::run(&s, &opts, &AtomicBool::new(false)).unwrap();
+    let r = &out.report;
+    let shares: Vec<f64> = r.paths.iter().map(|p| p.share.unwrap_or(0.0)).collect();
+    eprintln!(
+        "udp tunnel: {:.2} Mbit/s over {:.2} s; {:?} of {:?} datagrams lost; shares {shares:?}",
+        r.goodput_mbps, r.dlct_s, r.e2e.datagrams_lost, r.e2e.datagrams_sent
+    );
+    assert_eq!(r.e2e.kind, "udp");
+    assert!(r.goodput_mbps > 55.0, "{}", r.goodput_mbps);
+    assert!(shares.iter().all(|&x| x > 0.2), "both paths carry it: {shares:?}");
+    assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));
+}

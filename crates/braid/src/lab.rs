@@ -201,6 +201,14 @@ fn print_summary(out: &LabOutput) -> Result<()> {
             show_n(p.packets_sent)
         )?;
     }
+    if let (Some(sent), Some(lost)) = (r.e2e.datagrams_sent, r.e2e.datagrams_lost) {
+        outln!(
+            "E2E UDP: {sent} datagrams sent, {lost} lost ({:.2}%); wall {:.1} s",
+            lost as f64 * 100.0 / sent.max(1) as f64,
+            r.wall_s
+        )?;
+        return Ok(());
+    }
     outln!(
         "E2E: {} retransmissions, {} RTOs, mean srtt {} ms (TCP_CONGESTION {}); wall {:.1} s",
         show_n(r.e2e.retransmissions),

@@ -1,7 +1,9 @@
 //! `braid lab`: one scenario, run for real. Builds the Figure 1 topology in namespaces
 //! ([`crate::topology`]), routes the UE to the server, runs a real kernel TCP download of
-//! `e2e.bytes` with `e2e.cc` ([`crate::transfer`]), reads the queues' counters, tears
-//! everything down, and reports in the schema of `braid sim --json` ([`report`]).
+//! `e2e.bytes` with `e2e.cc` ([`crate::transfer`]) or, with `e2e.kind = "udp"`, a
+//! constant-rate UDP flow of `e2e.bytes` at `e2e.udp_rate_mbps` ([`crate::transfer::udp`]),
+//! reads the queues' counters, tears everything down, and reports in the schema of
+//! `braid sim --json` ([`report`]).
 //!
 //! Modes:
 //! - [`LabMode::Baseline`]: no tunnel, path 1 alone (the baseline of Pieska et al. 2024, the
@@ -33,8 +35,9 @@ use braid_sim::Scenario;
 
 use crate::netns::NetError;
 use crate::topology::{Emulator, LinkCounters, Topology, TopologyOptions};
+use crate::transfer::udp::{self, UdpReceiverConfig, UdpSenderConfig, UdpTransferReport};
 use crate::transfer::{
-    run_pair, KernelCc, ReceiverConfig, SenderConfig, TransferError, TransferReport,
+    run_pair, KernelCc, ReceiverConfig, ReceiverReport, SenderConfig, TransferError, TransferReport,
 };
 use crate::tunnel::{TunnelPair, TunnelSpec};
 pub use report::{LabDrops, LabE2eReport, LabInfo, LabPathReport, LabReorderReport, LabReport};
@@ -51,6 +54,11 @@ const TUNNEL_READY_TIMEOUT: Duration = Duration::from_secs(10);
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Shortest `TCP_INFO` sampling period we accept (`sim.sample_interval_ms` is used above it).
 const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(1);
+/// The lab tunnel's MTU ([`TunnelSpec::new`]): a UDP datagram must fit it whole.
+pub const TUNNEL_MTU: u32 = 1400;
+/// A UDP flow has ended this long after its sender finished without an arrival: longer than
+/// any queue (1000 packets at 50 Mbit/s: 0.24 s) or receiver wait of the tunnel.
+const UDP_QUIET: Duration = Duration::from_secs(2);
 
 /// An error of a lab run.
 #[derive(Debug, thiserror::Error)]
@@ -132,20 +140,43 @@ impl Default for LabOptions {
 #[derive(Clone, Debug)]
 pub struct LabOutput {
     pub report: LabReport,
-    pub transfer: TransferReport,
-    pub baseline: Option<TransferReport>,
+    pub transfer: Transfer,
+    pub baseline: Option<Transfer>,
     /// In tunnel mode, the proxy's paths sampled during the transfer (empty otherwise).
     pub tunnel_trace: Vec<tunnel_side::PathTraceRow>,
 }
 
-/// Checks that the lab can run `s`, and returns the kernel congestion control for `e2e.cc`.
+/// What the end-to-end transfer of a run measured.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Transfer {
+    Tcp(TransferReport),
+    Udp(UdpTransferReport),
+}
+
+impl Transfer {
+    pub fn receiver(&self) -> &ReceiverReport {
+        match self {
+            Transfer::Tcp(t) => &t.receiver,
+            Transfer::Udp(u) => &u.receiver,
+        }
+    }
+}
+
+/// Checks that the lab can run `s`, and returns the kernel congestion control for `e2e.cc`
+/// (the TCP download's; a UDP flow has none).
 pub fn check_scenario(s: &Scenario) -> Result<KernelCc, LabError> {
-    if s.e2e.kind != E2eKind::Tcp {
-        return Err(LabError::Unsupported {
-            field: "e2e.kind",
-            value: s.e2e.kind.as_str().into(),
-            allowed: "the lab runs tcp only (udp is not implemented)".into(),
-        });
+    if s.e2e.kind == E2eKind::Udp {
+        let min = udp::MIN_PACKET_BYTES;
+        if !(min..=TUNNEL_MTU).contains(&s.e2e.udp_packet_bytes) {
+            return Err(LabError::Unsupported {
+                field: "e2e.udp_packet_bytes",
+                value: s.e2e.udp_packet_bytes.to_string(),
+                allowed: format!(
+                    "{min}..={TUNNEL_MTU}: a datagram must fit the lab tunnel's MTU whole"
+                ),
+            });
+        }
     }
     if s.e2e.bytes == 0 {
         return Err(LabError::Unsupported {
@@ -243,7 +274,7 @@ pub fn run(s: &Scenario, opts: &LabOptions, cancel: &AtomicBool) -> Result<LabOu
     };
     let (transfer, mut report, tunnel_trace) = run_once(s, cc, opts.mode, opts, cancel)?;
     if let Some(b) = &baseline {
-        report.set_baseline(b.receiver.dlct_s);
+        report.set_baseline(b.receiver().dlct_s);
     }
     report.wall_s = started.elapsed().as_secs_f64();
     Ok(LabOutput { report, transfer, baseline, tunnel_trace })
@@ -263,7 +294,7 @@ fn run_once(
     mode: LabMode,
     opts: &LabOptions,
     cancel: &AtomicBool,
-) -> Result<(TransferReport, LabReport, Vec<tunnel_side::PathTraceRow>), LabError> {
+) -> Result<(Transfer, LabReport, Vec<tunnel_side::PathTraceRow>), LabError> {
     let topo_opts = TopologyOptions {
         prefix: crate::netns::unique_prefix(&opts.tag),
         emulator: opts.emulator.clone(),
@@ -278,7 +309,9 @@ fn run_once(
         }
     };
     check_cancel(cancel)?;
-    let (send_cfg, mut recv_cfg) = transfer_configs(s, cc, (ue_addr, TRANSFER_PORT).into());
+    let ue = (ue_addr, TRANSFER_PORT).into();
+    let (send_cfg, mut recv_cfg) = transfer_configs(s, cc, ue);
+    let (udp_send_cfg, mut udp_recv_cfg) = udp_configs(s, ue);
     let cut_path = match (&opts.cut, &tunnel) {
         (None, _) => None,
         (Some(c), Some(_)) => {
@@ -286,7 +319,7 @@ fn run_once(
                 let names: Vec<&str> = s.paths.iter().map(|p| p.name.as_str()).collect();
                 LabError::Cut(format!("no path {:?} (paths: {})", c.path, names.join(", ")))
             })?;
-            recv_cfg.bin = cut::CUT_BIN;
+            (recv_cfg.bin, udp_recv_cfg.bin) = (cut::CUT_BIN, cut::CUT_BIN);
             Some((k, c))
         }
         (Some(_), None) => {
@@ -294,7 +327,12 @@ fn run_once(
         }
     };
     let (server_ns, ue_ns) = (topo.server().name(), topo.ue().name());
-    let transfer = || run_pair(server_ns, ue_ns, &send_cfg, &recv_cfg, cancel);
+    let transfer = || match s.e2e.kind {
+        E2eKind::Tcp => run_pair(server_ns, ue_ns, &send_cfg, &recv_cfg, cancel).map(Transfer::Tcp),
+        E2eKind::Udp => {
+            udp::run_pair(server_ns, ue_ns, &udp_send_cfg, &udp_recv_cfg, cancel).map(Transfer::Udp)
+        }
+    };
     let mut cut_outcome = None;
     let (transfer, observation) = match &tunnel {
         None => (transfer()?, None),
@@ -324,7 +362,7 @@ fn run_once(
             path: c.path.clone(),
             from_s: c.from_s,
             to_s: c.to_s,
-            failover_gap_ms: cut::failover_gap_ms(&transfer.receiver, c.from_s),
+            failover_gap_ms: cut::failover_gap_ms(transfer.receiver(), c.from_s),
             rejoin_ms,
             declared_down,
         });
@@ -377,14 +415,39 @@ pub fn transfer_configs(
     (send, recv)
 }
 
+/// The UDP flow's sender and receiver settings for `s` to `ue`: `e2e.bytes` of payload in
+/// datagrams of `e2e.udp_packet_bytes` at `e2e.udp_rate_mbps` (the server link's rate when
+/// unset), the time limits scaled to the sending time as the download's are.
+pub fn udp_configs(s: &Scenario, ue: SocketAddr) -> (UdpSenderConfig, UdpReceiverConfig) {
+    let rate_bps = s.udp_rate_mbps() * 1e6;
+    let mut send = UdpSenderConfig {
+        connect: ue,
+        bytes: s.e2e.bytes,
+        packet_bytes: s.e2e.udp_packet_bytes,
+        rate_bps,
+        seed: s.seed,
+        timeout: TIMEOUT_SLACK,
+    };
+    let ideal_s = send.datagrams() as f64 * f64::from(send.packet_bytes) * 8.0 / rate_bps.max(1.0);
+    send.timeout = TIMEOUT_SLACK + Duration::from_secs_f64(ideal_s * TIMEOUT_FACTOR);
+    let recv = UdpReceiverConfig {
+        listen: ue,
+        bin: Duration::from_secs_f64(s.sim.bin_ms / 1e3),
+        timeout: send.timeout + UDP_QUIET,
+        quiet: UDP_QUIET,
+    };
+    (send, recv)
+}
+
 /// The report of one run, from the transfer and the queues' counters.
 fn summarise(
     s: &Scenario,
     mode: LabMode,
     topo: &Topology,
-    t: &TransferReport,
+    transfer: &Transfer,
 ) -> Result<LabReport, LabError> {
-    let dlct_s = t.receiver.dlct_s;
+    let receiver = transfer.receiver();
+    let dlct_s = receiver.dlct_s;
     let counters: Vec<Option<LinkCounters>> =
         (0..=s.paths.len()).map(|k| topo.counters(k)).collect::<Result<_, _>>()?;
     let used_paths = match mode {
@@ -396,7 +459,7 @@ fn summarise(
             let c = counters[i + 1];
             let (bytes, share) = match mode {
                 // Routing puts every E2E byte on path 1.
-                LabMode::Baseline => (Some(t.receiver.bytes), Some(1.0)),
+                LabMode::Baseline => (Some(receiver.bytes), Some(1.0)),
                 // From the daemons' counters ([`tunnel_side`]).
                 LabMode::Tunnel => (None, None),
             };
@@ -425,14 +488,31 @@ fn summarise(
         server_link: counters[0].map(|c| c.down.drops + c.up.drops),
         ..Default::default()
     };
-    let last = t.sender.final_info();
-    let e2e = LabE2eReport {
-        kind: "tcp".into(),
-        cc: s.e2e.cc.as_str().into(),
-        bytes_delivered: t.receiver.bytes,
-        retransmissions: last.map(|i| i.total_retrans as u64),
-        rto_count: last.and_then(|i| i.total_rto).map(u64::from),
-        srtt_ms_mean: t.sender.srtt_ms_mean(),
+    let (e2e, cc_effective) = match transfer {
+        Transfer::Tcp(t) => {
+            let last = t.sender.final_info();
+            let e2e = LabE2eReport {
+                kind: "tcp".into(),
+                cc: s.e2e.cc.as_str().into(),
+                bytes_delivered: receiver.bytes,
+                retransmissions: last.map(|i| i.total_retrans as u64),
+                rto_count: last.and_then(|i| i.total_rto).map(u64::from),
+                srtt_ms_mean: t.sender.srtt_ms_mean(),
+                ..Default::default()
+            };
+            (e2e, t.sender.cc_effective.clone())
+        }
+        Transfer::Udp(u) => {
+            let e2e = LabE2eReport {
+                kind: "udp".into(),
+                cc: s.e2e.cc.as_str().into(),
+                bytes_delivered: receiver.bytes,
+                datagrams_sent: Some(u.sender.datagrams),
+                datagrams_lost: Some(u.lost()),
+                ..Default::default()
+            };
+            (e2e, "none (UDP)".into())
+        }
     };
     let lab = LabInfo {
         mode: mode.as_str().into(),
@@ -447,12 +527,12 @@ fn summarise(
             }
             notes
         },
-        cc_effective: t.sender.cc_effective.clone(),
-        goodput_series_mbps: t.receiver.goodput_series_mbps(),
+        cc_effective,
+        goodput_series_mbps: receiver.goodput_series_mbps(),
     };
     Ok(LabReport {
         dlct_s,
-        goodput_mbps: t.receiver.goodput_mbps,
+        goodput_mbps: receiver.goodput_mbps,
         paths,
         drops,
         e2e,
@@ -473,7 +553,12 @@ mod tests {
         assert!(matches!(check_scenario(&s), Err(LabError::Unsupported { field: "e2e.cc", .. })));
         let mut s = Scenario::default();
         s.e2e.kind = E2eKind::Udp;
-        assert!(matches!(check_scenario(&s), Err(LabError::Unsupported { field: "e2e.kind", .. })));
+        s.e2e.udp_packet_bytes = 1500;
+        let err = check_scenario(&s).unwrap_err();
+        assert!(matches!(err, LabError::Unsupported { field: "e2e.udp_packet_bytes", .. }));
+        assert!(err.to_string().contains("61..=1400"), "{err}");
+        s.e2e.udp_packet_bytes = 1400;
+        assert!(check_scenario(&s).is_ok());
     }
 
     #[test]
@@ -486,6 +571,19 @@ mod tests {
         assert_eq!(recv.bin, Duration::from_millis(100));
         assert_eq!(send.sample_interval, Duration::from_millis(10));
         assert_eq!(send.seed, s.seed);
+    }
+
+    #[test]
+    fn a_udp_flow_offers_the_scenarios_bytes_at_its_rate() {
+        let mut s = Scenario::default();
+        (s.e2e.bytes, s.e2e.udp_packet_bytes, s.e2e.udp_rate_mbps) = (1_372_000, 1400, Some(8.0));
+        let (send, recv) = udp_configs(&s, "10.91.0.2:5201".parse().unwrap());
+        assert_eq!((send.datagrams(), send.rate_bps), (1000, 8e6));
+        // 1000 packets of 1400 bytes at 8 Mbit/s: 1.4 s; 60 s + 20 * 1.4 s.
+        assert_eq!(send.timeout, Duration::from_secs(88));
+        assert_eq!(recv.timeout, send.timeout + UDP_QUIET);
+        s.e2e.udp_rate_mbps = None;
+        assert_eq!(udp_configs(&s, recv.listen).0.rate_bps, s.server_link.rate_mbps * 1e6);
     }
 
     #[test]

@@ -91,6 +91,11 @@ pub struct LabE2eReport {
     pub rto_count: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub srtt_ms_mean: Option<f64>,
+    /// A UDP flow's datagrams, and those that never arrived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub datagrams_sent: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub datagrams_lost: Option<u64>,
 }
 
 /// What only a lab run has.
