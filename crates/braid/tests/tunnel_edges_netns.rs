@@ -966,3 +966,46 @@ fn the_operator_page_draws_the_tunnels_paths_and_shows_a_cut_path_going_down() {
     );
     assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
 }
+
+/// A host behind the client (a LAN on a 1500-byte link, routed through the UE) and the server,
+/// also on a 1500-byte link: each announces an MSS of 1460, which the tunnel's 1400-byte MTU
+/// cannot carry. Both daemons clamp the SYN and SYN-ACK they read from their TUN device
+/// (braid-net's `mss_clamp.rs`) to 1360, so the server's connection sends segments of 1360
+/// bytes less its 12 bytes of timestamps (`TCP_INFO`'s `snd_mss`, with path MTU discovery off
+/// at the server; a daemon without the clamp gives 1448), both count a clamped packet, and a
+/// download to the LAN host arrives byte-exact.
+#[test]
+fn a_lan_hosts_connection_through_the_tunnel_gets_its_mss_clamped_to_the_tunnels() {
+    let _turn = serial();
+    let s = scenario(&["e2e.bytes=5000000", "e2e.cc=cubic", "tunnel.scheduler=rr"]);
+    let prefix = unique_prefix("bm");
+    let topo = topology(&s, &prefix, Emulator::Htb);
+    let pair = start_tunnel(&topo, &s, braid_exe()).unwrap();
+    let lan = Netns::create(&format!("{prefix}-lan")).unwrap();
+    braid_lab::netns::veth_pair(&lan, "lan0", topo.ue(), "ue-lan").unwrap();
+    lan.ip(&["addr", "add", "10.77.0.2/24", "dev", "lan0"]).unwrap();
+    lan.ip(&["link", "set", "dev", "lan0", "up"]).unwrap();
+    lan.ip(&["route", "add", "default", "via", "10.77.0.1"]).unwrap();
+    topo.ue().ip(&["addr", "add", "10.77.0.1/24", "dev", "ue-lan"]).unwrap();
+    topo.ue().ip(&["link", "set", "dev", "ue-lan", "up"]).unwrap();
+    topo.ue().sysctl("net.ipv4.ip_forward", "1").unwrap();
+    topo.proxy().ip(&["route", "add", "10.77.0.0/24", "dev", SERVER_IF]).unwrap();
+    // Without path MTU discovery the server's MSS stays what the SYN-ACK announced (the proxy
+    // fragments what is too large for the tunnel), so `snd_mss` shows the clamp.
+    topo.server().sysctl("net.ipv4.ip_no_pmtu_disc", "1").unwrap();
+    let lan_host = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 77, 0, 2)), TRANSFER_PORT);
+    let report = download(topo.server().name(), lan.name(), &s, lan_host);
+    let (server, client) = (pair.server_status().unwrap(), pair.client_status().unwrap());
+    drop((pair, lan, topo));
+
+    let snd_mss = report.sender.final_info().unwrap().snd_mss;
+    eprintln!(
+        "LAN download: {:.2} s; server's snd_mss {snd_mss}; clamped SYNs: server {}, client {}",
+        report.receiver.dlct_s, server.mss_clamped_pkts, client.mss_clamped_pkts
+    );
+    assert_eq!(report.receiver.bytes, 5_000_000);
+    assert_eq!(snd_mss, 1348, "1400 - 40 - 12 bytes of timestamps");
+    assert!(server.mss_clamped_pkts >= 1, "the server's SYN: {server:?}");
+    assert!(client.mss_clamped_pkts >= 1, "the LAN host's SYN-ACK: {client:?}");
+    assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
+}
