@@ -712,6 +712,7 @@ impl State {
                     let rtt = now.as_nanos().checked_sub(pr.timestamp_ns).map(Duration::from_nanos);
                     if let Some(rtt) = rtt.filter(|r| *r <= MAX_PROBE_RTT) {
                         self.peers[p].tx.on_path_rtt_sample(i, rtt);
+                        self.peers[p].rx.on_path_rtt_sample(i, rtt);
                     }
                 }
                 Ok(_) => {}

@@ -42,7 +42,7 @@ pub struct LabArgs {
     #[arg(long, value_enum, default_value_t = EmulatorArg::Htb)]
     emulator: EmulatorArg,
     /// Write the resolved scenario, summary.json, transfer.json (all samples) and, in tunnel
-    /// mode, tunnel_trace.csv (the proxy's paths every 100 ms) here.
+    /// mode, tunnel_trace.csv (the proxy's paths every 100 ms, with the UE's wait limit and gaps given up) here.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// In tunnel mode, cut a path in both directions from FROM to TO seconds after the transfer

@@ -454,7 +454,9 @@ fn tunnel_status_prints_one_row_per_path_with_counters_after_traffic() {
 
 /// A quiet tunnel knows its paths' RTTs: with no traffic at all, the liveness probes' echoes
 /// give each path of the client an srtt near the path's emulated RTT, so a scheduler (and path
-/// exclusion) can judge a path before it carries data.
+/// exclusion) can judge a path before it carries data; and the client's reorder buffer starts
+/// its adaptive wait limit from them: half the RTTs' 20 ms spread plus the 10 ms margin,
+/// where without them it would be the bare margin until both paths delivered data.
 #[test]
 fn probe_echoes_measure_the_rtt_of_quiet_paths() {
     let _turn = serial();
@@ -476,6 +478,9 @@ fn probe_echoes_measure_the_rtt_of_quiet_paths() {
         eprintln!("{}: emulated RTT {} ms, srtt {srtt:.2} ms", cfg.name, cfg.rtt_ms);
         assert!(srtt >= 0.9 * cfg.rtt_ms && srtt <= cfg.rtt_ms + 10.0, "{p:?}");
     }
+    let wait = json.reorder_wait_limit_ms;
+    eprintln!("the client's wait limit before any data: {wait:.2} ms");
+    assert!((17.0..25.0).contains(&wait), "{wait} ms");
     assert!(leftovers(&prefix).is_empty(), "{:?}", leftovers(&prefix));
 }
 

@@ -136,6 +136,11 @@ pub struct ReorderBuffer<P> {
     repairs: Box<[Option<Range<u64>>]>,
     /// Paths with a repair window.
     repairs_open: usize,
+    /// Per path, the round-trip time the data plane measured before any data (its probes), for
+    /// the adaptive wait limit's first estimate; see [`ReorderBuffer::on_path_rtt_sample`].
+    rtt_priors: Box<[Option<Duration>]>,
+    /// Two paths have had fresh delay samples at once: the priors are no longer used.
+    spread_measured: bool,
     stats: ReorderStats,
 }
 
@@ -171,6 +176,8 @@ impl<P> ReorderBuffer<P> {
             repair_wait: config.repair_wait.filter(|_| config.kind != ReorderKind::None),
             repairs: (0..n_paths).map(|_| None).collect(),
             repairs_open: 0,
+            rtt_priors: vec![None; n_paths].into_boxed_slice(),
+            spread_measured: false,
             stats: ReorderStats::default(),
         }
     }
@@ -188,7 +195,8 @@ impl<P> ReorderBuffer<P> {
         self.advance(now);
         let owd_ns = self.delays.on_arrival(now, path, send_ts_ns);
         if owd_ns.is_some() {
-            self.wait.on_spread_sample(self.delays.spread(now));
+            let spread = self.spread_sample(now);
+            self.wait.on_spread_sample(spread);
         }
         self.insert_sampled(now, path, global_seq, owd_ns, payload)
     }
@@ -214,8 +222,55 @@ impl<P> ReorderBuffer<P> {
     pub fn sample_delay(&mut self, now: Instant, arrived: Instant, path: usize, send_ts_ns: u64) {
         self.advance(now);
         if self.delays.on_arrival(arrived, path, send_ts_ns).is_some() {
-            self.wait.on_spread_sample(self.delays.spread(now));
+            let spread = self.spread_sample(now);
+            self.wait.on_spread_sample(spread);
         }
+    }
+
+    /// The data plane measured path `path`'s round-trip time `rtt` (a probe's, before or beside
+    /// the data). Until two paths have delivered data within a second of each other, the
+    /// adaptive wait limit has no measured delay difference: each arrival's sample is 0 and the
+    /// limit is the bare margin. The first packets a scheduler sends on a slower path then find
+    /// the packets of the faster path given up on before they arrive (with Table 1's paths the
+    /// one-way delays differ by 10 ms, the margin's size, plus any queue), and end-to-end TCP
+    /// sees them reordered: a spurious fast retransmit in slow start, after which Linux's
+    /// Cubic keeps `last_max_cwnd` at that window and grows from it by its cubic curve for
+    /// seconds (docs/validation.md). So until then the sample is half the spread of the
+    /// paths' round-trip times, an estimate of their one-way delay difference on symmetric
+    /// paths (draft-amend-iccrg-multipath-reordering derives the expiration timer from the
+    /// delay difference between the fastest and the slowest path); real samples replace it for
+    /// good once two paths are fresh together. Zero samples and unknown paths are ignored.
+    pub fn on_path_rtt_sample(&mut self, path: usize, rtt: Duration) {
+        if self.spread_measured || rtt.is_zero() {
+            return;
+        }
+        let Some(slot) = self.rtt_priors.get_mut(path) else { return };
+        *slot = Some(rtt);
+        if let Some(spread) = self.prior_spread() {
+            self.wait.on_spread_sample(spread);
+        }
+    }
+
+    /// The spread sample of an arrival at `now`: the measured spread once two paths are fresh,
+    /// before that the priors' (see [`ReorderBuffer::on_path_rtt_sample`]), else 0.
+    fn spread_sample(&mut self, now: Instant) -> Duration {
+        if self.delays.fresh_paths(now) >= 2 {
+            self.spread_measured = true;
+            return self.delays.spread(now);
+        }
+        if self.spread_measured {
+            return Duration::ZERO;
+        }
+        self.prior_spread().unwrap_or(Duration::ZERO)
+    }
+
+    /// Half the spread of the paths' prior round-trip times, once two paths have one.
+    fn prior_spread(&self) -> Option<Duration> {
+        let mut priors = self.rtt_priors.iter().flatten();
+        let first = *priors.next()?;
+        let (lo, hi, n) =
+            priors.fold((first, first, 1), |(lo, hi, n), &r| (lo.min(r), hi.max(r), n + 1));
+        (n >= 2).then(|| (hi - lo) / 2)
     }
 
     fn insert_sampled(

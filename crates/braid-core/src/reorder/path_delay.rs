@@ -89,6 +89,11 @@ impl PathDelays {
         clamp_to_wait_limit(hi - lo)
     }
 
+    /// How many paths have a fresh sample at `now`.
+    pub fn fresh_paths(&self, now: Instant) -> usize {
+        self.fresh(now).count()
+    }
+
     /// How far a packet with one-way delay `owd_ns` lags behind the slowest fresh path: the
     /// largest fresh sample minus `owd_ns`, zero when the packet is the slowest.
     pub fn lag_behind_slowest(&self, now: Instant, owd_ns: i128) -> Duration {

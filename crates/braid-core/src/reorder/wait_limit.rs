@@ -10,7 +10,10 @@
 //! 1. The arrival's one-way delay replaces its path's latest sample ([`PathDelays`]).
 //! 2. `sample = max(owd) - min(owd)` over the paths whose latest sample is fresh
 //!    ([`PathDelays::spread`]; stale after [`PATH_SAMPLE_MAX_AGE`]). With one fresh path the
-//!    sample is 0.
+//!    sample is 0, except before two paths have ever been fresh together: then it is half the
+//!    spread of the paths' probe round-trip times when the data plane measured them
+//!    (`ReorderBuffer::on_path_rtt_sample`), so the first packets of a slower path are not
+//!    given up on at the bare margin.
 //! 3. `estimate = w * sample + (1 - w) * estimate`, `w` = `new_sample_weight`; the estimate
 //!    starts at 0, so the wait limit is the bare margin until a second path delivers.
 //! 4. `wait limit = estimate + margin`.

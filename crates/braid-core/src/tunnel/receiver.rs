@@ -325,6 +325,13 @@ impl<P> TunnelReceiver<P> {
         }
     }
 
+    /// The data plane measured path `i`'s round-trip time (a probe's): the reorder buffer's
+    /// first estimate of the paths' delay difference until data arrives on two paths
+    /// ([`ReorderBuffer::on_path_rtt_sample`]).
+    pub fn on_path_rtt_sample(&mut self, i: usize, rtt: Duration) {
+        self.reorder.on_path_rtt_sample(i, rtt);
+    }
+
     /// A time-sync frame ([`TimeSync`]) arrived on path `ts.path_id`: the send timestamp of a
     /// data packet that came without one. It follows that packet on the same path, so it pairs
     /// with the path's newest packet; one that finds another packet there (a loss, or a newer

@@ -52,25 +52,33 @@ pub struct PathTraceRow {
     pub tx_pkts: u64,
     /// Over TCP paths the segments the kernel retransmitted.
     pub lost_pkts: u64,
+    /// The downlink receiver's (UE's) wait limit and the gaps it gave up on so far, read at
+    /// the same moment (empty when its status did not answer).
+    pub rx_wait_limit_ms: Option<f64>,
+    pub rx_released_on_timeout: Option<u64>,
 }
 
 impl PathTraceRow {
     /// The CSV header of [`PathTraceRow::csv_line`].
-    pub const CSV_HEADER: &'static str =
-        "t_s,path,cwnd_bytes,in_flight_bytes,srtt_ms,phase,tx_pkts,lost_pkts";
+    pub const CSV_HEADER: &'static str = "t_s,path,cwnd_bytes,in_flight_bytes,srtt_ms,phase,\
+        tx_pkts,lost_pkts,rx_wait_limit_ms,rx_released_on_timeout";
 
-    /// The row as a CSV line (an unknown srtt is an empty field).
+    /// The row as a CSV line (an unknown value is an empty field).
     pub fn csv_line(&self) -> String {
-        let srtt = self.srtt_ms.map_or(String::new(), |v| format!("{v:.3}"));
+        let ms = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
+        let n = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
         format!(
-            "{:.3},{},{},{},{srtt},{},{},{}",
+            "{:.3},{},{},{},{},{},{},{},{},{}",
             self.t_s,
             self.path,
             self.cwnd_bytes,
             self.in_flight_bytes,
+            ms(self.srtt_ms),
             self.phase,
             self.tx_pkts,
-            self.lost_pkts
+            self.lost_pkts,
+            ms(self.rx_wait_limit_ms),
+            n(self.rx_released_on_timeout),
         )
     }
 }
@@ -93,6 +101,8 @@ pub struct TunnelObservation {
 impl TunnelObservation {
     /// Adds the status samples of one moment, `t_s` seconds into the transfer.
     pub fn add_samples(&mut self, t_s: f64, server: Option<&Snapshot>, client: Option<&Snapshot>) {
+        let rx_wait_limit_ms = client.map(|c| c.reorder_wait_limit_ms);
+        let rx_released_on_timeout = client.map(|c| c.reorder_released_on_timeout);
         if let Some(s) = server {
             self.trace.extend(s.paths.iter().map(|p| PathTraceRow {
                 t_s,
@@ -103,6 +113,8 @@ impl TunnelObservation {
                 phase: p.cc_phase.clone(),
                 tx_pkts: p.tx_pkts,
                 lost_pkts: p.lost_pkts,
+                rx_wait_limit_ms,
+                rx_released_on_timeout,
             }));
             if self.path_srtt_ms.len() < s.paths.len() {
                 self.path_srtt_ms.resize(s.paths.len(), Stat::default());

@@ -157,6 +157,66 @@ fn adaptive_limit_converges_to_owd_difference_plus_margin() {
     assert_eq!(b.stats().in_order, 30);
 }
 
+/// Path 0 with a 10 ms one-way delay, path 1 with 25 ms: a packet sent on path 1 first
+/// (global 1) arrives 15 ms after the path-0 packet sent just behind it (global 2). Without a
+/// measured delay difference the wait limit is the bare 10 ms margin and gives packet 1 up;
+/// with the paths' probe RTTs (20 and 50 ms) it starts at half their spread plus the margin
+/// and packet 1 is in time.
+fn first_packet_on_the_slower_path(rtts_ms: Option<(u64, u64)>) -> ReorderBuffer<u64> {
+    let mut b = buffer(ReorderKind::Adaptive, 64);
+    if let Some((a, z)) = rtts_ms {
+        b.on_path_rtt_sample(0, Duration::from_millis(a));
+        b.on_path_rtt_sample(1, Duration::from_millis(z));
+    }
+    b.insert(t_ms(10), 0, 0, 0, 0);
+    assert_eq!(drain(&mut b, t_ms(10)), vec![0]);
+    // Global 1 went on path 1 at 1 ms, global 2 on path 0 at 2 ms.
+    b.insert(t_ms(12), 0, 2, 2 * MS, 2);
+    let deadline = b.poll_timeout().unwrap();
+    let mut released = drain(&mut b, t_ms(26).min(deadline));
+    if deadline <= t_ms(26) {
+        released.extend(drain(&mut b, deadline));
+    }
+    b.insert(t_ms(26), 1, 1, MS, 1);
+    released.extend(drain(&mut b, t_ms(26)));
+    assert_eq!(released.len(), 2, "{released:?}");
+    b
+}
+
+#[test]
+fn probe_rtts_give_the_first_packets_of_a_slower_path_their_delay_difference() {
+    let without = first_packet_on_the_slower_path(None);
+    assert_eq!(without.stats().released_on_timeout, 1, "given up at 12 + 10 ms");
+    assert_eq!(without.stats().late, 1);
+
+    let with = first_packet_on_the_slower_path(Some((20, 50)));
+    assert_eq!(with.stats().released_on_timeout, 0);
+    assert_eq!(with.stats().late, 0);
+    // The first data from both paths replaced the prior: 15 ms measured.
+    let limit = with.wait_limit();
+    assert!(limit > Duration::from_millis(24) && limit < Duration::from_millis(26), "{limit:?}");
+}
+
+#[test]
+fn probe_rtts_no_longer_count_once_two_paths_delivered() {
+    let mut b = buffer(ReorderKind::Adaptive, 64);
+    b.on_path_rtt_sample(0, Duration::from_millis(20));
+    // One path's RTT says nothing about a difference.
+    assert_eq!(b.wait_limit(), Duration::from_millis(10));
+    b.on_path_rtt_sample(1, Duration::from_millis(60));
+    // Half the 40 ms spread, weighed 95% into an estimate of 0, plus the margin.
+    assert_eq!(b.wait_limit(), Duration::from_millis(29));
+    b.insert(t_ms(10), 0, 0, 0, 0); // one fresh path: the prior is the sample
+    assert!(b.wait_limit() > Duration::from_millis(29));
+    b.insert(t_ms(11), 1, 1, MS, 1); // two fresh paths, 0 ms apart
+    assert_eq!(drain(&mut b, t_ms(11)), vec![0, 1]);
+    let measured = b.wait_limit();
+    assert!(measured < Duration::from_millis(12), "{measured:?}");
+    // Later probes change nothing.
+    b.on_path_rtt_sample(1, Duration::from_millis(300));
+    assert_eq!(b.wait_limit(), measured);
+}
+
 #[test]
 fn deadline_follows_the_limit_read_at_check_time() {
     let mut b = buffer(ReorderKind::Adaptive, 64);
