@@ -570,13 +570,27 @@ pub fn run_pair(
     cancel: &AtomicBool,
 ) -> Result<TransferReport, TransferError> {
     let receiver = netns::run_in(receiver_ns, || Receiver::bind(recv_cfg))??;
+    let (sender, receiver) =
+        run_sides(sender_ns, cancel, |stop| send(send_cfg, stop), |stop| receiver.run(stop))?;
+    Ok(TransferReport { sender, receiver })
+}
+
+/// Runs `send` in namespace `sender_ns` and `receive` (its socket already bound where it
+/// belongs) on threads of their own, each with the shared stop flag: a side that fails sets
+/// it, and so does `cancel`. The error reported is the side's that failed on its own, not the
+/// one it stopped.
+pub(crate) fn run_sides<S: Send, R: Send>(
+    sender_ns: &str,
+    cancel: &AtomicBool,
+    send: impl FnOnce(&AtomicBool) -> Result<S, TransferError> + Send,
+    receive: impl FnOnce(&AtomicBool) -> Result<R, TransferError> + Send,
+) -> Result<(S, R), TransferError> {
     let stop = AtomicBool::new(false);
     thread::scope(|s| {
-        let rx = s.spawn(|| stop_on_error(&stop, receiver.run(&stop)));
+        let rx = s.spawn(|| stop_on_error(&stop, receive(&stop)));
         let tx = s.spawn(|| {
-            let sent = netns::enter(sender_ns)
-                .map_err(TransferError::from)
-                .and_then(|()| send(send_cfg, &stop));
+            let sent =
+                netns::enter(sender_ns).map_err(TransferError::from).and_then(|()| send(&stop));
             stop_on_error(&stop, sent)
         });
         while !(rx.is_finished() && tx.is_finished()) {
@@ -587,9 +601,8 @@ pub fn run_pair(
         }
         let receiver = rx.join().unwrap_or(Err(TransferError::Stopped));
         let sender = tx.join().unwrap_or(Err(TransferError::Stopped));
-        // Report the root cause: the side that failed on its own, not the one it stopped.
         match (sender, receiver) {
-            (Ok(sender), Ok(receiver)) => Ok(TransferReport { sender, receiver }),
+            (Ok(sender), Ok(receiver)) => Ok((sender, receiver)),
             (Err(TransferError::Stopped), Err(e)) | (Err(e), _) | (_, Err(e)) => Err(e),
         }
     })

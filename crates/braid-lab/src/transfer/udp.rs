@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use super::{
-    io_err, mono_now_ns, secs_between, stop_on_error, timed_out, Clock, Payload, ReceiverReport,
+    io_err, mono_now_ns, run_sides, secs_between, timed_out, Clock, Payload, ReceiverReport,
     TransferError, POLL_INTERVAL,
 };
 use crate::netns;
@@ -383,31 +383,18 @@ pub fn run_pair(
 ) -> Result<UdpTransferReport, TransferError> {
     send_cfg.validate()?;
     let receiver = netns::run_in(receiver_ns, || UdpReceiver::bind(recv_cfg))??;
-    let (stop, sender_done) = (AtomicBool::new(false), AtomicBool::new(false));
-    thread::scope(|s| {
-        let rx = s.spawn(|| stop_on_error(&stop, receiver.run(&sender_done, &stop)));
-        let tx = s.spawn(|| {
-            let sent = netns::enter(sender_ns)
-                .map_err(TransferError::from)
-                .and_then(|()| send(send_cfg, &stop));
+    let sender_done = AtomicBool::new(false);
+    let (sender, (receiver, arrivals)) = run_sides(
+        sender_ns,
+        cancel,
+        |stop| {
+            let sent = send(send_cfg, stop);
             sender_done.store(true, Ordering::Relaxed);
-            stop_on_error(&stop, sent)
-        });
-        while !(rx.is_finished() && tx.is_finished()) {
-            if cancel.load(Ordering::Relaxed) {
-                stop.store(true, Ordering::Relaxed);
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-        let received = rx.join().unwrap_or(Err(TransferError::Stopped));
-        let sender = tx.join().unwrap_or(Err(TransferError::Stopped));
-        match (sender, received) {
-            (Ok(sender), Ok((receiver, arrivals))) => {
-                Ok(UdpTransferReport { sender, receiver, arrivals })
-            }
-            (Err(TransferError::Stopped), Err(e)) | (Err(e), _) | (_, Err(e)) => Err(e),
-        }
-    })
+            sent
+        },
+        |stop| receiver.run(&sender_done, stop),
+    )?;
+    Ok(UdpTransferReport { sender, receiver, arrivals })
 }
 
 #[cfg(test)]
@@ -465,16 +452,21 @@ mod tests {
         assert!(e.contains("e2e.bytes"), "{e}");
     }
 
+    /// A receiver on a loopback port of the kernel's choice.
+    fn loopback_receiver(timeout_s: u64, quiet_ms: u64) -> UdpReceiver {
+        UdpReceiver::bind(&UdpReceiverConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            bin: Duration::from_millis(100),
+            timeout: Duration::from_secs(timeout_s),
+            quiet: Duration::from_millis(quiet_ms),
+        })
+        .unwrap()
+    }
+
     /// Over loopback: every datagram arrives and checks, at the offered rate.
     #[test]
     fn a_loopback_flow_arrives_whole_at_the_offered_rate() {
-        let recv_cfg = UdpReceiverConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            bin: Duration::from_millis(100),
-            timeout: Duration::from_secs(10),
-            quiet: Duration::from_millis(300),
-        };
-        let receiver = UdpReceiver::bind(&recv_cfg).unwrap();
+        let receiver = loopback_receiver(10, 300);
         let mut cfg = sender(1_372_000, 1400, 40.0);
         cfg.connect = receiver.local_addr().unwrap();
         let (stop, done) = (AtomicBool::new(false), AtomicBool::new(false));
@@ -496,13 +488,7 @@ mod tests {
     /// Datagrams of another flow end the run with an error instead of counting.
     #[test]
     fn a_foreign_datagram_is_an_error() {
-        let recv_cfg = UdpReceiverConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            bin: Duration::from_millis(100),
-            timeout: Duration::from_secs(5),
-            quiet: Duration::from_millis(200),
-        };
-        let receiver = UdpReceiver::bind(&recv_cfg).unwrap();
+        let receiver = loopback_receiver(5, 200);
         let to = receiver.local_addr().unwrap();
         let (stop, done) = (AtomicBool::new(false), AtomicBool::new(false));
         let r = thread::scope(|s| {
