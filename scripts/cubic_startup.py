@@ -10,7 +10,7 @@ every 10 ms); arms alternate within a repetition. The arm `before` runs the daem
 build (`--before-daemon PATH`, `braid lab --daemon`).
 
 Usage (root, after `cargo build --release -p braid`):
-  sudo python3 scripts/cubic_startup.py --reps 4 --before-daemon OLD/braid
+  sudo python3 scripts/cubic_startup.py --reps 4 --before-daemon OLD/braid [--keep DIR]
 """
 
 import argparse
@@ -62,6 +62,7 @@ def main():
     ap.add_argument("--bytes", type=int, default=300_000_000)
     ap.add_argument("--before-daemon", help="braid executable whose daemons the arm `before` runs")
     ap.add_argument("--braid", default=str(ROOT / "target" / "release" / "braid"))
+    ap.add_argument("--keep", help="keep each run's `braid lab --out` folder under this directory")
     args = ap.parse_args()
     arms = [("before", args.before_daemon)] if args.before_daemon else []
     arms.append(("this build", None))
@@ -70,7 +71,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(args.reps):
             for name, daemon in arms:
-                out = Path(tmp) / f"{name.replace(' ', '_')}-{rep}"
+                out = Path(args.keep or tmp) / f"{name.replace(' ', '_')}-{rep}"
                 report, transfer = run(args.braid, out, sets, daemon)
                 row = {"arm": name, "rep": rep, **startup(report, transfer)}
                 print(json.dumps(row), file=sys.stderr, flush=True)
