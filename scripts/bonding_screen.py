@@ -46,7 +46,9 @@ VARIANTS = {
 CELLS = {"none": [], "p1": ["paths.0.loss=0.01"], "p2": ["paths.1.loss=0.01"]}
 
 
-def run(braid, sets, baseline, daemon=None):
+def run(braid, sets, baseline, daemon=None, out=None):
+    """One `braid lab` run of the daemon's default tunnel with `sets` over it; its JSON report.
+    `out`: also keep the run's folder (`braid lab --out`)."""
     args = [braid, "lab", str(ROOT / "scenarios" / "bonding.toml"), "--mode", "tunnel",
             "--emulator", "linkem", "--json"]
     for s in sets:
@@ -55,8 +57,10 @@ def run(braid, sets, baseline, daemon=None):
         args.append("--baseline")
     if daemon:
         args += ["--daemon", daemon]
-    out = subprocess.run(args, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+    if out:
+        args += ["--out", str(out)]
+    done = subprocess.run(args, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
 
 
 def main():

@@ -16,22 +16,18 @@ Usage (root, after `cargo build --release -p braid`):
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import bonding_screen
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(braid, out, sets, daemon=None):
-    args = [braid, "lab", str(ROOT / "scenarios" / "bonding.toml"), "--mode", "tunnel",
-            "--emulator", "linkem", "--json", "--out", str(out)]
-    for s in sets:
-        args += ["--set", s]
-    if daemon:
-        args += ["--daemon", daemon]
-    report = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+    """The run's report and its transfer (all TCP_INFO samples)."""
+    report = bonding_screen.run(braid, sets, baseline=False, daemon=daemon, out=out)
     transfer = json.loads((out / "transfer.json").read_text())
     return report, transfer
 
