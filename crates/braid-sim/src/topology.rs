@@ -542,8 +542,7 @@ impl World {
         let sender = if tx == Agent::ProxyTx { &mut t.proxy_tx } else { &mut t.ue_tx };
         match p.payload {
             Payload::Feedback(f) => {
-                let fb = *self.pool.feedback(f);
-                sender.handle_feedback(now, &fb);
+                sender.handle_feedback(now, self.pool.feedback(f));
                 self.pool.free(id);
                 self.pump(tx);
                 return;
