@@ -24,6 +24,7 @@
 //! with each path's window and in-flight bytes as the transport reports them.
 
 mod config;
+mod controllers;
 mod loss;
 mod reassembly;
 mod receiver;

@@ -36,9 +36,10 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::config::{Reliability, TunnelConfig};
+use super::controllers::PathControllers;
 use super::loss::{Retained, SentTracker};
 use super::sched_queue::{Popped, SchedQueue};
-use crate::cc::{CcMetrics, CcParams, Counting, MultipathController};
+use crate::cc::{CcMetrics, CcParams, Counting};
 use crate::reorder::{ReorderConfig, ReorderKind};
 use crate::sched::{PathView, Scheduler, SchedulerMetrics};
 use crate::time::{transmission_time, Instant};
@@ -171,7 +172,7 @@ impl<P> SenderPath<P> {
 pub struct TunnelSender<P> {
     queue: SchedQueue<P>,
     paths: Vec<SenderPath<P>>,
-    cc: Box<dyn MultipathController>,
+    cc: PathControllers,
     scheduler: Box<dyn Scheduler>,
     counting: Counting,
     mss_bytes: u64,
@@ -219,7 +220,12 @@ impl<P: Clone> TunnelSender<P> {
         TunnelSender {
             queue: SchedQueue::new(config.sched_queue_pkts, config.sched_codel),
             paths,
-            cc: config.cc.build_seeded(params, n, &config.cc_tuning, config.cc_seed),
+            cc: PathControllers::new(config.cc.build_seeded(
+                params,
+                n,
+                &config.cc_tuning,
+                config.cc_seed,
+            )),
             scheduler: config.scheduler.build(&config.sched, config.reorder.buffer_pkts),
             counting: config.counting.unwrap_or_else(|| config.cc.counting()),
             mss_bytes: config.mss_bytes,
@@ -479,6 +485,7 @@ impl<P: Clone> TunnelSender<P> {
         // RTT samples arrive only with feedback, so the threshold holds for this whole pass.
         let too_slow = self.exclusion_threshold();
         while let Some(head_len) = self.queue.front_len() {
+            self.cc.refresh();
             let wire_len = (head_len + self.header_bytes) as u64;
             let charge = self.counting.charge(wire_len, self.mss_bytes);
             self.views.clear();
@@ -494,7 +501,7 @@ impl<P: Clone> TunnelSender<P> {
                     srtt: p.tracker.rtt.srtt(),
                     rttvar: p.tracker.rtt.rttvar(),
                     mss_bytes: self.mss_bytes,
-                    cc: self.cc.metrics(i),
+                    cc: self.cc.current(i),
                 });
             }
             if self.scheduler.duplicates() {
