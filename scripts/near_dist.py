@@ -1,42 +1,49 @@
 #!/usr/bin/env python3
-"""Pieska et al. 2024, Figures 2, 4, 5: proxy near vs. far from the user, CPF vs. SRTT.
+"""Proxy placement, NEAR against DIST, CPF against SRTT (Pieska et al. 2024, Figures 2, 4, 5):
+the table of docs/validation.md, "Proxy placement: NEAR vs. DIST, CPF vs. SRTT".
 
-Runs `braid sim` for NEAR and DIST placements at several end-to-end RTTs and prints a
-Markdown table of relative DLCT (tunnel DLCT / single-path DLCT without tunnel) and the share
-of bytes on path 2. Not part of the test suite; rerun with:
+    braid sweep sweeps/near-dist.toml --out out/near-dist
+    python3 scripts/near_dist.py out/near-dist
 
-    cargo build --release -p braid && python3 scripts/near_dist.py [--bytes 300000000]
+One row per end-to-end CC, placement and end-to-end RTT n; per scheduler over its repetitions
+the relative DLCT (tunnel DLCT / DLCT of the same transfer over path 1 without the tunnel) in
+percent as mean with a 95% confidence half-width (Student's t) and range, and path 2's share of
+the bytes as a mean and range. Reads the journal (`runs.jsonl`) and the spec the folder keeps,
+so it needs no Parquet reader.
 """
 import argparse
+import statistics
 
-from braidsim import report
+from sweep_journal import cell_reports, mean_ci_range
 
 
-def run(overrides):
-    return report(overrides, baseline=True)
+def share(runs):
+    s = [100 * r["paths"][1]["share"] for r in runs]
+    if not s:
+        return "-"
+    return f"{statistics.mean(s):.0f}% ({min(s):.0f}-{max(s):.0f})"
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bytes", type=int, default=300_000_000)
-    ap.add_argument("--rtts", default="20,40,60,80,100")
-    ap.add_argument("--e2e", default="bbr,cubic")
-    ap.add_argument("--tunnel", default="bbr")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", help="folder written by braid sweep --out")
     args = ap.parse_args()
-    print("| e2e | tunnel | placement | E2E RTT ms | CPF rel. DLCT | CPF path-2 share | SRTT rel. DLCT | SRTT path-2 share |")
-    print("|---|---|---|---|---|---|---|---|")
-    for e2e in args.e2e.split(","):
-        for place in ["NEAR", "DIST"]:
-            for n in [float(x) for x in args.rtts.split(",")]:
-                cells = []
-                for sched in ["cpf", "srtt"]:
-                    r = run([
-                        f"e2e.cc={e2e}", f"tunnel.cc={args.tunnel}", f"tunnel.scheduler={sched}",
-                        f"e2e.bytes={args.bytes}", f"server_link.rtt_ms={n / 2}",
-                        f"paths.0.rtt_ms={n / 2}", f"keys={place}",
-                    ])
-                    cells += [f"{r['relative_dlct'] * 100:.0f}%", f"{r['paths'][1]['share'] * 100:.0f}%"]
-                print(f"| {e2e} | {args.tunnel} | {place} | {n:.0f} | " + " | ".join(cells) + " |")
+    spec, groups = cell_reports(args.dir)
+    tunnel = spec["set"]["tunnel.cc"]
+    rows = {}
+    for cell, runs in groups:
+        key = (cell["e2e.cc"], cell["keys"], cell["rtt"])
+        rows.setdefault(key, {})[cell["tunnel.scheduler"]] = runs
+    print("| e2e | tunnel | placement | E2E RTT ms | runs | CPF rel. DLCT % mean ± 95% (range) "
+          "| CPF path-2 share (range) | SRTT rel. DLCT % mean ± 95% (range) | SRTT path-2 share (range) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (e2e, place, rtt), by in rows.items():
+        cols, n = [], []
+        for sched in ["cpf", "srtt"]:
+            runs = by.get(sched, [])
+            n.append(str(len(runs)))
+            cols += [mean_ci_range([100 * r["relative_dlct"] for r in runs]), share(runs)]
+        print(f"| {e2e} | {tunnel} | {place} | {rtt} | {' / '.join(n)} | " + " | ".join(cols) + " |")
 
 
 if __name__ == "__main__":

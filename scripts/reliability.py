@@ -1,47 +1,51 @@
 #!/usr/bin/env python3
-"""Tunnel reliability modes against each other (docs/validation.md, "Tunnel reliability").
+"""Tunnel reliability modes against each other: the table of docs/validation.md, "Tunnel
+reliability: unreliable, reliable, partial".
 
-Default scenario (two 50 Mbit/s paths, 20 and 40 ms), 100 MB, with random loss on path 1, for
-Cubic over NewReno tunnels and BBR over BBR tunnels, unreliable / reliable / partial, for
-partial also with a wider wait limit, and for reliable also with the 200 ms repair wait
-(`tunnel.repair_wait_ms`). Prints a markdown table of relative DLCT (against path 1
-alone, same loss), end-to-end retransmissions and head-of-line blocking.
+    braid sweep sweeps/reliability.toml --out out/reliability
+    python3 scripts/reliability.py out/reliability
 
-    cargo build --release -p braid
-    python3 scripts/reliability.py [--loss 0.01] [--bytes 100000000]
+One row per end-to-end / tunnel CC pair and reliability mode with its receiver; over the
+cell's repetitions: the relative DLCT (against path 1 alone with the same loss) in percent as
+mean with a 95% confidence half-width (Student's t) and range, the end-to-end retransmissions
+as mean and range, and head-of-line blocking as the mean of the runs' means and the largest of
+their maxima. Reads the journal (`runs.jsonl`) and the spec the folder keeps, so it needs no
+Parquet reader.
 """
 import argparse
+import statistics
 
-from braidsim import report
+from sweep_journal import cell_reports, entry, mean_ci_range
 
 
-def run(overrides):
-    return report(overrides, baseline=True)
+def receiver(e):
+    """How the receiver waits, from a `mode` entry's overrides."""
+    if e.get("tunnel.reorder") == "static":
+        return f"static {e['tunnel.static_wait_ms']:g} ms"
+    if "tunnel.repair_wait_ms" in e:
+        return f"adaptive, repair wait {e['tunnel.repair_wait_ms']:g} ms"
+    return "adaptive, 10 ms margin"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--loss", type=float, default=0.01)
-    ap.add_argument("--bytes", type=int, default=100_000_000)
+    ap.add_argument("dir", help="folder written by braid sweep --out")
     args = ap.parse_args()
-    print("| e2e / tunnel | reliability | receiver | rel. DLCT | E2E retransmissions | HOL mean / max ms |")
-    print("|---|---|---|---|---|---|")
-    # (name, settings, the reliability it applies to; None: every one)
-    receivers = [
-        ("adaptive, 10 ms margin", [], None),
-        ("adaptive, repair wait 200 ms", ["tunnel.repair_wait_ms=200"], "reliable"),
-        ("static 100 ms", ["tunnel.reorder=static", "tunnel.static_wait_ms=100"], "partial"),
-    ]
-    for e2e, tunnel in [("cubic", "newreno"), ("bbr", "bbr")]:
-        for rel in ["unreliable", "reliable", "partial"]:
-            for rname, rset, only in receivers:
-                if only not in (None, rel):
-                    continue
-                r = run([f"e2e.cc={e2e}", f"tunnel.cc={tunnel}", f"tunnel.reliability={rel}",
-                         f"paths.0.loss={args.loss}", f"e2e.bytes={args.bytes}"] + rset)
-                hol = r["hol_ms"]
-                print(f"| {e2e} / {tunnel} | {rel} | {rname} | {r['relative_dlct'] * 100:.0f}% | "
-                      f"{r['e2e']['retransmissions']} | {hol['mean']:.1f} / {hol['max']:.0f} |")
+    spec, groups = cell_reports(args.dir)
+    print("| e2e / tunnel | reliability | receiver | runs | rel. DLCT % mean ± 95% (range) "
+          "| E2E retransmissions mean (range) | HOL mean / max ms |")
+    print("|---|---|---|---|---|---|---|")
+    for cell, runs in groups:
+        e = entry(spec, "mode", cell["mode"])
+        rel = [100 * r["relative_dlct"] for r in runs]
+        rtx = [r["e2e"]["retransmissions"] for r in runs]
+        hol = "-"
+        if runs:
+            hol = (f"{statistics.mean(r['hol_ms']['mean'] for r in runs):.1f} / "
+                   f"{max(r['hol_ms']['max'] for r in runs):.0f}")
+        rtx_s = f"{statistics.mean(rtx):.0f} ({min(rtx)}-{max(rtx)})" if rtx else "-"
+        print(f"| {cell['pair']} | {e['tunnel.reliability']} | {receiver(e)} | {len(runs)} "
+              f"| {mean_ci_range(rel)} | {rtx_s} | {hol} |")
 
 
 if __name__ == "__main__":

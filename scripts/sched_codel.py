@@ -14,20 +14,7 @@ folder keeps, so it needs no Parquet reader.
 import argparse
 import statistics
 
-from sweep_journal import cell_reports
-
-# Two-sided 95% Student's t quantiles by degrees of freedom (1..30).
-T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-       2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060,
-       2.056, 2.052, 2.048, 2.045, 2.042]
-
-
-def ci95(values):
-    """Half-width of the 95% confidence interval of the mean; 0 for fewer than two values."""
-    n = len(values)
-    if n < 2:
-        return 0.0
-    return T95[min(n - 1, len(T95)) - 1] * statistics.stdev(values) / n ** 0.5
+from sweep_journal import cell_reports, ci95
 
 
 def main():

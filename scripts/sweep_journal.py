@@ -1,11 +1,35 @@
 """A `braid sweep --out` folder read without a Parquet reader: the spec the folder keeps and its
-journal (`runs.jsonl`), grouped by cell. Shared by the scripts that turn sweeps into the tables
-of docs/validation.md.
+journal (`runs.jsonl`), grouped by cell, and the statistics the tables quote. Shared by the
+scripts that turn sweeps into the tables of docs/validation.md.
 """
 import itertools
 import json
+import statistics
 import tomllib
 from pathlib import Path
+
+# Two-sided 95% Student's t quantiles by degrees of freedom (1..30).
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+       2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060,
+       2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def ci95(values):
+    """Half-width of the 95% confidence interval of the mean; 0 for fewer than two values."""
+    n = len(values)
+    if n < 2:
+        return 0.0
+    return T95[min(n - 1, len(T95)) - 1] * statistics.stdev(values) / n ** 0.5
+
+
+def mean_ci_range(values, fmt="{:.1f}"):
+    """`mean ± 95% half-width (min-max)` of the values, each number formatted by fmt; `-` when
+    there are none."""
+    if not values:
+        return "-"
+    f = fmt.format
+    return (f"{f(statistics.mean(values))} ± {f(ci95(values))} "
+            f"({f(min(values))}-{f(max(values))})")
 
 
 def cells(spec):
@@ -29,3 +53,9 @@ def cell_reports(folder):
         runs = [by_run.get(c * reps + r, {}) for r in range(reps)]
         out.append((cell, [r["report"] for r in runs if r.get("status") == "ok"]))
     return spec, out
+
+
+def entry(spec, axis, label):
+    """The entry of table axis `axis` whose label is `label` (its overrides and label)."""
+    return next(e for e in spec["axes"][axis] if e["label"] == label)
+
