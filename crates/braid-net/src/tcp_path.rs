@@ -15,10 +15,14 @@
 //!   and source address, with TCP_NODELAY (frames are written whole per loop iteration; Nagle
 //!   would hold a lone probe back for an RTT) and the kernel CC, connecting to the path's
 //!   remote. A connection that fails or closes is replaced; so is one whose path liveness
-//!   declares down (nothing heard for `dead_after`: a dead link, not a closed socket). Attempts
-//!   start at most once per `dead_after`, and an attempt still connecting after `dead_after` is
-//!   abandoned, so a dead link costs one SYN per `dead_after` and a returning link is found
-//!   within about that.
+//!   declares down (nothing heard for `dead_after`: a dead link, not a closed socket). An
+//!   attempt still connecting after `dead_after` is abandoned, so a dead link costs one SYN per
+//!   `dead_after` and a returning link is found within about that. Attempts that fail at once
+//!   (refused: the server is restarting, or its listener not up yet) are spaced by an
+//!   exponential backoff from [`RECONNECT_FIRST`] up to `dead_after`, as TCP backs off its own
+//!   retransmissions (RFC 6298 section 5.5), and the backoff starts again from
+//!   [`RECONNECT_FIRST`] once a connection is established: a server back from a restart is
+//!   found within a few hundred milliseconds, not only at the next `dead_after`.
 //! - **Server**: per path a listener on the path's `bind` address; a connection accepted on
 //!   path i's listener is path i, its peer address the path's remote. Anyone can open a TCP
 //!   connection, so an accepted connection stays *pending*: what it carries is handed to the
@@ -71,6 +75,12 @@ pub const MAX_PENDING: usize = 4;
 /// How long an accepted connection may take to deliver its first authenticated frame: a
 /// client sends its initiation or data at once, so this is many round trips.
 pub const PENDING_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A client's wait before its next connect attempt on a path after an attempt, at first; it
+/// doubles with each further attempt that brings no connection, up to `liveness.dead_after`
+/// (see the module documentation). One loopback round trip is microseconds and a refused
+/// connect fails at once, so 100 ms is ten SYNs a second at most, on a path that has none.
+pub const RECONNECT_FIRST: Duration = Duration::from_millis(100);
 
 /// Why a TCP path could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -137,6 +147,11 @@ struct TcpPath {
     /// (Server) accepted connections not yet authenticated, oldest first.
     pending: Vec<Conn>,
     last_attempt: Option<Instant>,
+    /// The wait after `last_attempt` before the next attempt may start.
+    backoff: Duration,
+    /// The wait to set at the next attempt: [`RECONNECT_FIRST`] after a connection was
+    /// established, doubled at each attempt since, at most `retry_every`.
+    next_backoff: Duration,
     /// `tcpi_total_retrans` of the connections closed so far.
     retrans_closed: u64,
     stream_errors: u64,
@@ -196,6 +211,8 @@ impl TcpPaths {
                 conn: None,
                 pending: Vec::new(),
                 last_attempt: None,
+                backoff: Duration::ZERO,
+                next_backoff: RECONNECT_FIRST.min(cfg.liveness.dead_after),
                 retrans_closed: 0,
                 stream_errors: 0,
             })
@@ -237,17 +254,22 @@ impl TcpPaths {
     }
 
     /// Starts a connect attempt on client path `i`. Errors are the socket set-up's; a connect
-    /// refused at once is logged and retried after `retry_every`.
+    /// refused at once is logged and retried after the path's backoff.
     fn connect(&mut self, now: Instant, i: usize) -> Result<(), TcpPathError> {
         let p = &mut self.paths[i];
         p.last_attempt = Some(now);
+        p.backoff = p.next_backoff;
+        p.next_backoff = (p.next_backoff * 2).min(self.retry_every);
         let Some(remote) = p.cfg.remote else { return Ok(()) };
         let sock = Socket::new(Domain::for_address(remote), Type::STREAM, Some(Protocol::TCP))
             .map_err(|source| PathError::Socket { index: i, source })?;
         bind_to_path(&sock, i, p.cfg.bind, p.cfg.device.as_deref(), p.cfg.fwmark)?;
         stream_options(&sock, i, &p.cfg, self.cc)?;
         let connected = match sock.connect(&remote.into()) {
-            Ok(()) => true,
+            Ok(()) => {
+                p.next_backoff = RECONNECT_FIRST.min(self.retry_every);
+                true
+            }
             Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => false,
             Err(e) => {
                 warn!(path = %p.cfg.name, %remote, error = %e, "TCP connect failed");
@@ -390,6 +412,7 @@ impl TcpPaths {
         match c.sock.take_error() {
             Ok(None) if revents & libc::POLLOUT != 0 => {
                 c.connected = true;
+                p.next_backoff = RECONNECT_FIRST.min(self.retry_every);
                 info!(path = %p.cfg.name, peer = %c.peer, "TCP path connected");
                 true
             }
@@ -446,7 +469,7 @@ impl TcpPaths {
                 self.close(i, "connect timed out");
             }
             let p = &self.paths[i];
-            let due = p.last_attempt.is_none_or(|t| now >= t + self.retry_every);
+            let due = p.last_attempt.is_none_or(|t| now >= t + p.backoff);
             if self.role == Role::Client && p.conn.is_none() && due {
                 if let Err(e) = self.connect(now, i) {
                     warn!(error = %e, "TCP path connect attempt");
@@ -486,7 +509,7 @@ impl TcpPaths {
             match &p.conn {
                 Some(c) if !c.connected => consider(c.since + self.retry_every),
                 None if self.role == Role::Client => {
-                    consider(p.last_attempt.map_or(now, |t| t + self.retry_every))
+                    consider(p.last_attempt.map_or(now, |t| t + p.backoff))
                 }
                 _ => {}
             }
@@ -645,6 +668,10 @@ mod tests {
 
     /// A config of one path on loopback, with reno (always allowed) and fast liveness.
     fn config(role: &str, port: u16) -> DaemonConfig {
+        config_dead_after(role, port, 200)
+    }
+
+    fn config_dead_after(role: &str, port: u16, dead_after_ms: u64) -> DaemonConfig {
         let path = if role == "server" {
             format!("bind = \"127.0.0.1:{port}\"")
         } else {
@@ -654,7 +681,7 @@ mod tests {
             "[interface]\nname = \"t0\"\nrole = \"{role}\"\nprivate_key = \"k\"\ntransport = \"tcp\"\n\
              [peer]\npublic_key = \"p\"\n\
              [tunnel]\ncc = \"newreno\"\nreliability = \"reliable\"\n\
-             [liveness]\nprobe_interval_ms = 50\ndead_after_ms = 200\n\
+             [liveness]\nprobe_interval_ms = 50\ndead_after_ms = {dead_after_ms}\n\
              [[path]]\nname = \"a\"\n{path}\n"
         );
         DaemonConfig::from_toml_str(&text).unwrap()
@@ -735,8 +762,8 @@ mod tests {
         server.paths.confirm(0, first_peer);
         assert_eq!(server.paths.pending(0), 0);
         assert_eq!(server.paths.status(0).kernel_cc.as_deref(), Some("reno"));
-        // Liveness gives the path up: the client closes and, dead_after (200 ms) after its
-        // last attempt, connects anew and repeats the initiation; the server takes the newer
+        // Liveness gives the path up: the client closes and, RECONNECT_FIRST after its last
+        // attempt, connects anew and repeats the initiation; the server takes the newer
         // connection as the path once it is confirmed.
         client.paths.path_down(0);
         assert_eq!(client.paths.status(0).ca_state, "closed");
@@ -749,6 +776,48 @@ mod tests {
         pump(&mut [&mut server, &mut client], start, |e| {
             e[0].tx.is_path_up(0) && e[1].tx.is_path_up(0)
         });
+    }
+
+    /// A refused connect is retried after 100 ms, then 200, 400, 800 and then every dead_after
+    /// (1 s here), so a server that comes back is found within the current backoff.
+    #[test]
+    fn refused_connects_back_off_exponentially_up_to_dead_after() {
+        let port = free_port();
+        let start = WallInstant::now();
+        let mut client = End::open(&config_dead_after("client", port, 1000), start);
+        let mut attempts = vec![client.paths.paths[0].last_attempt.unwrap()];
+        let deadline = WallInstant::now() + Duration::from_millis(2700);
+        while WallInstant::now() < deadline {
+            client.paths.maintain(since(start), &mut client.tx, false);
+            let mut fds = Vec::new();
+            client.paths.poll_fds(&mut fds);
+            // SAFETY: a live array of pollfd of the given length.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 2) };
+            client.paths.handle_events(since(start), &fds, |_, _, _| {});
+            let last = client.paths.paths[0].last_attempt.unwrap();
+            if last != *attempts.last().unwrap() {
+                attempts.push(last);
+            }
+        }
+        let gaps: Vec<u64> =
+            attempts.windows(2).map(|w| w[1].saturating_since(w[0]).as_millis() as u64).collect();
+        assert!(gaps.len() >= 5, "attempts at {attempts:?}");
+        for (gap, expected) in gaps.iter().zip([100, 200, 400, 800, 1000]) {
+            assert!((expected..expected + 90).contains(gap), "gaps {gaps:?}, expected ~{expected}");
+        }
+        // The server appears: the next attempt (at most dead_after later) connects, and the
+        // backoff starts again from its first step.
+        let mut server = End::open(&config_dead_after("server", port, 1000), start);
+        let back = WallInstant::now();
+        pump(&mut [&mut server, &mut client], start, |e| {
+            e[1].paths.paths[0].conn.as_ref().is_some_and(|c| c.connected)
+        });
+        assert!(
+            back.elapsed() < Duration::from_millis(1100),
+            "connected {:?} later",
+            back.elapsed()
+        );
+        assert_eq!(client.paths.paths[0].next_backoff, RECONNECT_FIRST, "reset once connected");
     }
 
     /// Connections that never authenticate change nothing: the path keeps its connection,
