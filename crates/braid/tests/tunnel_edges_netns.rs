@@ -51,7 +51,7 @@ fn tunnel_spec(topo: &Topology, s: &Scenario) -> TunnelSpec {
 
 /// The download of `s` (its `e2e.bytes` and `e2e.cc`) to `ue`, bounded by [`TRANSFER_LIMIT`].
 fn bounded_transfer(s: &Scenario, ue: SocketAddr) -> (SenderConfig, ReceiverConfig) {
-    let cc = check_scenario(s).unwrap();
+    let cc = check_scenario(s).unwrap().tcp_cc().unwrap();
     let (mut send, mut recv) = transfer_configs(s, cc, ue);
     send.timeout = TRANSFER_LIMIT;
     recv.timeout = TRANSFER_LIMIT;

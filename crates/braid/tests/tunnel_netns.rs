@@ -88,7 +88,7 @@ fn preference_cpf_under_light_load_keeps_99_percent_on_the_cheaper_path() {
 fn failover_a_download_survives_path_1_going_down_and_path_1_is_used_again() {
     let _turn = serial();
     let (s, topo, pair, prefix) = bring_up(&["e2e.bytes=40000000"], Emulator::Htb);
-    let cc = check_scenario(&s).unwrap();
+    let cc = check_scenario(&s).unwrap().tcp_cc().unwrap();
     let (send, recv) = transfer_configs(&s, cc, (pair.spec().client_addr, TRANSFER_PORT).into());
     let cancel = AtomicBool::new(false);
     let (server_ns, ue_ns) = (topo.server().name().to_string(), topo.ue().name().to_string());
@@ -122,7 +122,7 @@ fn feedback_cut_path_1_carries_data_within_1_s_of_its_feedback_returning() {
         "paths.1.rate_mbps=20",
     ];
     let (s, topo, pair, prefix) = bring_up(&overrides, Emulator::Htb);
-    let cc = check_scenario(&s).unwrap();
+    let cc = check_scenario(&s).unwrap().tcp_cc().unwrap();
     let (send, recv) = transfer_configs(&s, cc, (pair.spec().client_addr, TRANSFER_PORT).into());
     let cancel = AtomicBool::new(false);
     let (server_ns, ue_ns) = (topo.server().name().to_string(), topo.ue().name().to_string());
@@ -166,7 +166,7 @@ fn integrity_50_mb_arrive_byte_exact_under_reordering_and_loss_on_one_path() {
         &["e2e.bytes=50000000", "e2e.cc=bbr", "paths.1.loss=0.01", "tunnel.scheduler=rr"],
         emulator,
     );
-    let cc = check_scenario(&s).unwrap();
+    let cc = check_scenario(&s).unwrap().tcp_cc().unwrap();
     let (send, recv) = transfer_configs(&s, cc, (pair.spec().client_addr, TRANSFER_PORT).into());
     let (server_ns, ue_ns) = (topo.server().name().to_string(), topo.ue().name().to_string());
     let report = run_pair(&server_ns, &ue_ns, &send, &recv, &AtomicBool::new(false));
@@ -217,7 +217,7 @@ fn restart_a_restarted_client_carries_a_download_in_its_new_session() {
     let _turn = serial();
     let (s, topo, mut pair, prefix) =
         bring_up(&["e2e.bytes=10000000", "e2e.cc=cubic"], Emulator::Htb);
-    let cc = check_scenario(&s).unwrap();
+    let cc = check_scenario(&s).unwrap().tcp_cc().unwrap();
     let (mut send, mut recv) =
         transfer_configs(&s, cc, (pair.spec().client_addr, TRANSFER_PORT).into());
     send.timeout = Duration::from_secs(20);

@@ -46,7 +46,7 @@ fn download(
     ue: Ipv4Addr,
     cancel: &AtomicBool,
 ) -> TransferReport {
-    let cc = check_scenario(s).unwrap();
+    let cc = check_scenario(s).unwrap().tcp_cc().unwrap();
     let (send, recv) = transfer_configs(s, cc, (ue, TRANSFER_PORT).into());
     run_pair(server_ns, ue_ns, &send, &recv, cancel)
         .expect("the download completes and every byte checks")

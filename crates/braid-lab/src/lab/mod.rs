@@ -163,21 +163,28 @@ impl Transfer {
     }
 }
 
-/// Checks that the lab can run `s`, and returns the kernel congestion control for `e2e.cc`
-/// (the TCP download's; a UDP flow has none).
-pub fn check_scenario(s: &Scenario) -> Result<KernelCc, LabError> {
-    if s.e2e.kind == E2eKind::Udp {
-        let min = udp::MIN_PACKET_BYTES;
-        if !(min..=TUNNEL_MTU).contains(&s.e2e.udp_packet_bytes) {
-            return Err(LabError::Unsupported {
-                field: "e2e.udp_packet_bytes",
-                value: s.e2e.udp_packet_bytes.to_string(),
-                allowed: format!(
-                    "{min}..={TUNNEL_MTU}: a datagram must fit the lab tunnel's MTU whole"
-                ),
-            });
+/// The end-to-end flow a scenario asks the lab for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// A kernel TCP download with this congestion control (`e2e.cc`).
+    Tcp(KernelCc),
+    /// A paced UDP flow (`e2e.kind = "udp"`): no congestion control, so `e2e.cc` and
+    /// `e2e.hystart` do not concern it.
+    Udp,
+}
+
+impl Flow {
+    /// The TCP download's congestion control; `None` for a UDP flow.
+    pub fn tcp_cc(self) -> Option<KernelCc> {
+        match self {
+            Flow::Tcp(cc) => Some(cc),
+            Flow::Udp => None,
         }
     }
+}
+
+/// Checks that the lab can run `s`, and returns its end-to-end flow.
+pub fn check_scenario(s: &Scenario) -> Result<Flow, LabError> {
     if s.e2e.bytes == 0 {
         return Err(LabError::Unsupported {
             field: "e2e.bytes",
@@ -185,14 +192,32 @@ pub fn check_scenario(s: &Scenario) -> Result<KernelCc, LabError> {
             allowed: "must be at least 1".into(),
         });
     }
-    let cc = KernelCc::for_e2e_cc(s.e2e.cc).ok_or_else(|| LabError::Unsupported {
-        field: "e2e.cc",
-        value: s.e2e.cc.as_str().into(),
-        allowed: "the lab runs kernel TCP: newreno (as reno), cubic, bbr".into(),
-    })?;
-    if s.e2e.cc == CcAlgorithm::Cubic {
-        check_hystart(s.e2e.hystart)?;
-    }
+    let flow = match s.e2e.kind {
+        E2eKind::Udp => {
+            let min = udp::MIN_PACKET_BYTES;
+            if !(min..=TUNNEL_MTU).contains(&s.e2e.udp_packet_bytes) {
+                return Err(LabError::Unsupported {
+                    field: "e2e.udp_packet_bytes",
+                    value: s.e2e.udp_packet_bytes.to_string(),
+                    allowed: format!(
+                        "{min}..={TUNNEL_MTU}: a datagram must fit the lab tunnel's MTU whole"
+                    ),
+                });
+            }
+            Flow::Udp
+        }
+        E2eKind::Tcp => {
+            let cc = KernelCc::for_e2e_cc(s.e2e.cc).ok_or_else(|| LabError::Unsupported {
+                field: "e2e.cc",
+                value: s.e2e.cc.as_str().into(),
+                allowed: "the lab runs kernel TCP: newreno (as reno), cubic, bbr".into(),
+            })?;
+            if s.e2e.cc == CcAlgorithm::Cubic {
+                check_hystart(s.e2e.hystart)?;
+            }
+            Flow::Tcp(cc)
+        }
+    };
     if s.tunnel.transport == Transport::Tcp && s.tunnel.tcp.writer != TcpWriter::Cwnd {
         return Err(LabError::Unsupported {
             field: "tunnel.tcp.writer",
@@ -200,7 +225,7 @@ pub fn check_scenario(s: &Scenario) -> Result<KernelCc, LabError> {
             allowed: "the daemon writes while the window has room: cwnd".into(),
         });
     }
-    Ok(cc)
+    Ok(flow)
 }
 
 /// The scenario's `[tunnel]` as the daemons get it, and what of it they cannot follow. The
@@ -266,13 +291,13 @@ fn check_hystart(wanted: bool) -> Result<(), LabError> {
 /// aborts it.
 pub fn run(s: &Scenario, opts: &LabOptions, cancel: &AtomicBool) -> Result<LabOutput, LabError> {
     let started = Instant::now();
-    let cc = check_scenario(s)?;
+    let flow = check_scenario(s)?;
     let baseline = if opts.with_baseline {
-        Some(run_once(s, cc, LabMode::Baseline, opts, cancel)?.0)
+        Some(run_once(s, flow, LabMode::Baseline, opts, cancel)?.0)
     } else {
         None
     };
-    let (transfer, mut report, tunnel_trace) = run_once(s, cc, opts.mode, opts, cancel)?;
+    let (transfer, mut report, tunnel_trace) = run_once(s, flow, opts.mode, opts, cancel)?;
     if let Some(b) = &baseline {
         report.set_baseline(b.receiver().dlct_s);
     }
@@ -290,7 +315,7 @@ fn check_cancel(cancel: &AtomicBool) -> Result<(), LabError> {
 /// One topology, one transfer, one report; the topology is gone when this returns.
 fn run_once(
     s: &Scenario,
-    cc: KernelCc,
+    flow: Flow,
     mode: LabMode,
     opts: &LabOptions,
     cancel: &AtomicBool,
@@ -310,8 +335,7 @@ fn run_once(
     };
     check_cancel(cancel)?;
     let ue = (ue_addr, TRANSFER_PORT).into();
-    let (send_cfg, mut recv_cfg) = transfer_configs(s, cc, ue);
-    let (udp_send_cfg, mut udp_recv_cfg) = udp_configs(s, ue);
+    let mut plan = FlowPlan::new(s, flow, ue);
     let cut_path = match (&opts.cut, &tunnel) {
         (None, _) => None,
         (Some(c), Some(_)) => {
@@ -319,7 +343,7 @@ fn run_once(
                 let names: Vec<&str> = s.paths.iter().map(|p| p.name.as_str()).collect();
                 LabError::Cut(format!("no path {:?} (paths: {})", c.path, names.join(", ")))
             })?;
-            (recv_cfg.bin, udp_recv_cfg.bin) = (cut::CUT_BIN, cut::CUT_BIN);
+            plan.set_receiver_bin(cut::CUT_BIN);
             Some((k, c))
         }
         (Some(_), None) => {
@@ -327,12 +351,7 @@ fn run_once(
         }
     };
     let (server_ns, ue_ns) = (topo.server().name(), topo.ue().name());
-    let transfer = || match s.e2e.kind {
-        E2eKind::Tcp => run_pair(server_ns, ue_ns, &send_cfg, &recv_cfg, cancel).map(Transfer::Tcp),
-        E2eKind::Udp => {
-            udp::run_pair(server_ns, ue_ns, &udp_send_cfg, &udp_recv_cfg, cancel).map(Transfer::Udp)
-        }
-    };
+    let transfer = || plan.run(server_ns, ue_ns, cancel);
     let mut cut_outcome = None;
     let (transfer, observation) = match &tunnel {
         None => (transfer()?, None),
@@ -368,6 +387,51 @@ fn run_once(
         });
     }
     Ok((transfer, report, observation.map(|o| o.trace).unwrap_or_default()))
+}
+
+/// The sender's and receiver's settings of one run's flow, for its kind only.
+enum FlowPlan {
+    Tcp(SenderConfig, ReceiverConfig),
+    Udp(UdpSenderConfig, UdpReceiverConfig),
+}
+
+impl FlowPlan {
+    fn new(s: &Scenario, flow: Flow, ue: SocketAddr) -> Self {
+        match flow {
+            Flow::Tcp(cc) => {
+                let (send, recv) = transfer_configs(s, cc, ue);
+                FlowPlan::Tcp(send, recv)
+            }
+            Flow::Udp => {
+                let (send, recv) = udp_configs(s, ue);
+                FlowPlan::Udp(send, recv)
+            }
+        }
+    }
+
+    /// The receiver's goodput bin (a cut needs finer ones).
+    fn set_receiver_bin(&mut self, bin: Duration) {
+        match self {
+            FlowPlan::Tcp(_, recv) => recv.bin = bin,
+            FlowPlan::Udp(_, recv) => recv.bin = bin,
+        }
+    }
+
+    fn run(
+        &self,
+        server_ns: &str,
+        ue_ns: &str,
+        cancel: &AtomicBool,
+    ) -> Result<Transfer, TransferError> {
+        Ok(match self {
+            FlowPlan::Tcp(send, recv) => {
+                Transfer::Tcp(run_pair(server_ns, ue_ns, send, recv, cancel)?)
+            }
+            FlowPlan::Udp(send, recv) => {
+                Transfer::Udp(udp::run_pair(server_ns, ue_ns, send, recv, cancel)?)
+            }
+        })
+    }
 }
 
 /// Starts the tunnel on proxy (server) and UE (client) over every path, and routes the UE's
@@ -548,7 +612,7 @@ mod tests {
     #[test]
     fn scenarios_the_lab_cannot_run_are_refused_naming_the_field() {
         let mut s = Scenario::default();
-        assert_eq!(check_scenario(&s).unwrap(), KernelCc::Cubic);
+        assert_eq!(check_scenario(&s).unwrap(), Flow::Tcp(KernelCc::Cubic));
         s.e2e.cc = braid_core::cc::CcAlgorithm::Bbr3;
         assert!(matches!(check_scenario(&s), Err(LabError::Unsupported { field: "e2e.cc", .. })));
         let mut s = Scenario::default();
@@ -558,7 +622,10 @@ mod tests {
         assert!(matches!(err, LabError::Unsupported { field: "e2e.udp_packet_bytes", .. }));
         assert!(err.to_string().contains("61..=1400"), "{err}");
         s.e2e.udp_packet_bytes = 1400;
-        assert!(check_scenario(&s).is_ok());
+        assert_eq!(check_scenario(&s).unwrap(), Flow::Udp);
+        // A UDP flow has no congestion control: the TCP download's checks do not apply.
+        s.e2e.cc = braid_core::cc::CcAlgorithm::Bbr3;
+        assert_eq!(check_scenario(&s).unwrap(), Flow::Udp);
     }
 
     #[test]
