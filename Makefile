@@ -49,14 +49,14 @@ deps:
 	fi
 
 bench:
-	$(CARGO) build --release -p braid
-	./target/release/braid bench
+	$(CARGO) build --profile dist -p braid
+	./target/dist/braid bench
 
 # The nested default against ns-3's single-path download, side by side (docs/performance.md).
 # Needs Debian's ns-3 (apt-get install libns3-dev); not part of `make test`.
 bench-ns3:
-	$(CARGO) build --release -p braid
-	python3 scripts/bench_vs_ns3.py
+	$(CARGO) build --profile dist -p braid
+	python3 scripts/bench_vs_ns3.py --braid target/dist/braid
 
 # The Python package against the command line, and a two-worker Dask LocalCluster against one
 # worker, side by side (docs/python.md, "Performance"). Not part of `make test`.

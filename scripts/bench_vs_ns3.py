@@ -11,11 +11,17 @@ medians, and the simulated DLCTs as a sanity check: ns-3's single-path DLCT next
 single-path baseline (`braid sim --baseline`, path 1 alone without the tunnel, run after
 the timed repetitions).
 
-Needs Debian's ns-3 (apt-get install libns3-dev) and a release braid:
+Several braid binaries can run in the same invocation (`--braid LABEL=PATH`, repeated), each
+interleaved with the others and with ns-3, so that builds are compared side by side under the
+same load (for example a commit before and after a change, or the `release` and `dist`
+profiles); each gets its own ratio against the same ns-3 runs.
 
-    cargo build --release -p braid
+Needs Debian's ns-3 (apt-get install libns3-dev) and a braid build:
+
+    cargo build --profile dist -p braid
     python3 scripts/bench_vs_ns3.py                   # or: make bench-ns3
     python3 scripts/bench_vs_ns3.py --reps 9 --json out/bench_vs_ns3.json
+    python3 scripts/bench_vs_ns3.py --braid before=/tmp/old/braid --braid after=target/dist/braid
 """
 import argparse
 import json
@@ -34,8 +40,20 @@ SCENARIO = os.path.join(ROOT, "scenarios", "default.toml")
 
 
 def default_braid():
+    """The `dist` build (`cargo build --profile dist`), else the release build."""
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    return os.path.join(target, "release", "braid")
+    dist = os.path.join(target, "dist", "braid")
+    return dist if os.access(dist, os.X_OK) else os.path.join(target, "release", "braid")
+
+
+def braid_arg(text):
+    """`LABEL=PATH` or a bare PATH (labelled `braid`)."""
+    label, sep, path = text.partition("=")
+    if not sep:
+        label, path = "braid", text
+    if not label or not path:
+        raise argparse.ArgumentTypeError(f"--braid {text!r}: expected LABEL=PATH or PATH")
+    return label, path
 
 
 def build_ns3():
@@ -73,7 +91,9 @@ def spread(xs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--braid", default=default_braid(), help="braid binary (default: the release build)")
+    ap.add_argument("--braid", dest="braids", action="append", type=braid_arg, metavar="[LABEL=]PATH",
+                    help="braid binary, repeatable for builds side by side (default: the dist "
+                         "build if present, else the release build)")
     ap.add_argument("--reps", type=int, default=5, help="interleaved repetitions (default 5)")
     ap.add_argument("--bytes", type=int, default=300_000_000, help="download size (default 300 MB)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -82,25 +102,34 @@ def main():
                     help="extra argument for the ns-3 program, e.g. --ns3-arg=--recovery=classic")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     args = ap.parse_args()
-
-    if not os.access(args.braid, os.X_OK):
-        sys.exit(f"{args.braid}: not found; cargo build --release -p braid, or pass --braid")
+    braids = args.braids or [("braid", default_braid())]
+    labels = [label for label, _ in braids]
+    if len(set(labels)) != len(labels) or "ns3" in labels:
+        sys.exit(f"--braid labels must be distinct and not 'ns3': {labels}")
+    if args.reps < 1:
+        sys.exit(f"--reps {args.reps}: at least 1")
+    for _, path in braids:
+        if not os.access(path, os.X_OK):
+            sys.exit(f"{path}: not found; cargo build --profile dist -p braid, or pass --braid")
     build_ns3()
 
     overrides = [f"e2e.bytes={args.bytes}", *args.overrides]
-    braid_cmd = [args.braid, "sim", SCENARIO, "--json"]
-    for o in overrides:
-        braid_cmd += ["--set", o]
+    braid_cmds = {}
+    for label, path in braids:
+        braid_cmds[label] = [path, "sim", SCENARIO, "--json"]
+        for o in overrides:
+            braid_cmds[label] += ["--set", o]
     # ns-3 gets the default scenario's server link and path 1 (its own defaults), and the size.
     ns3_cmd = [NS3_BIN, f"--bytes={args.bytes}", *args.ns3_arg]
 
-    rows = {"ns3": {"wall": [], "cpu": [], "dlct": [], "handshake": []},
-            "braid": {"wall": [], "cpu": [], "dlct": []}}
+    rows = {"ns3": {"wall": [], "cpu": [], "dlct": [], "handshake": []}}
+    for label in labels:
+        rows[label] = {"wall": [], "cpu": [], "dlct": []}
+    runs = [("ns3", ns3_cmd)] + list(braid_cmds.items())
     for rep in range(args.reps):
-        # Alternate which goes first, so neither always runs right after the other.
-        order = [("ns3", ns3_cmd), ("braid", braid_cmd)]
-        if rep % 2:
-            order.reverse()
+        # Rotate the order, so that no process always runs right after the same other one.
+        k = rep % len(runs)
+        order = runs[k:] + runs[:k]
         for name, cmd in order:
             out, wall, cpu = timed(cmd)
             rows[name]["wall"].append(wall)
@@ -109,15 +138,16 @@ def main():
             rows[name]["dlct"].append(rep_out["dlct_s"])
             if name == "ns3":
                 rows[name]["handshake"].append(rep_out["handshake_s"])
-        print(f"rep {rep + 1}/{args.reps}: ns-3 {rows['ns3']['wall'][-1]:.2f} s, "
-              f"braid {rows['braid']['wall'][-1]:.3f} s", file=sys.stderr)
+        walls = ", ".join(f"{label} {rows[label]['wall'][-1]:.3f} s" for label in labels)
+        print(f"rep {rep + 1}/{args.reps}: ns-3 {rows['ns3']['wall'][-1]:.2f} s, {walls}",
+              file=sys.stderr)
 
     # Sanity check, not part of the ratio: Braid's single-path baseline (Cubic, as ns-3), after
     # the timed repetitions. Its own wall time is the in-process wall_s of a --baseline run (tunnel +
     # baseline) minus that of the tunnel run alone, a median over --reps pairs.
     # It runs the scenario ns-3 models: the default file with only the size changed, whatever
     # --set gave the timed runs.
-    plain_cmd = [args.braid, "sim", SCENARIO, "--json", "--set", f"e2e.bytes={args.bytes}"]
+    plain_cmd = [braids[-1][1], "sim", SCENARIO, "--json", "--set", f"e2e.bytes={args.bytes}"]
     base_walls = []
     for _ in range(args.reps):
         base = json.loads(timed(plain_cmd + ["--baseline"])[0])
@@ -126,17 +156,19 @@ def main():
     braid_baseline_wall = statistics.median(base_walls)
 
     result = {"reps": args.reps, "bytes": args.bytes, "braid_overrides": overrides,
-              "ns3_args": ns3_cmd[1:], "host": platform.node(), "cpus": os.cpu_count()}
+              "ns3_args": ns3_cmd[1:], "host": platform.node(), "cpus": os.cpu_count(),
+              "braids": dict(braids)}
     for name in rows:
         result[name] = {k: spread(v) for k, v in rows[name].items()}
-    for kind in ("wall", "cpu"):
-        per_rep = [n / b for n, b in zip(rows["ns3"][kind], rows["braid"][kind])]
-        result[f"ratio_{kind}"] = {
-            "median_of_ratios": statistics.median(per_rep),
-            "ratio_of_medians": statistics.median(rows["ns3"][kind]) / statistics.median(rows["braid"][kind]),
-            "min": min(per_rep),
-            "max": max(per_rep),
-        }
+    for label in labels:
+        for kind in ("wall", "cpu"):
+            per_rep = [n / b for n, b in zip(rows["ns3"][kind], rows[label][kind])]
+            result[label][f"ratio_{kind}"] = {
+                "median_of_ratios": statistics.median(per_rep),
+                "ratio_of_medians": statistics.median(rows["ns3"][kind]) / statistics.median(rows[label][kind]),
+                "min": min(per_rep),
+                "max": max(per_rep),
+            }
     ns3_dlct = statistics.median(rows["ns3"]["dlct"])
     # Braid's simulated TCP starts with data at time zero; ns-3's DLCT starts at the SYN.
     ns3_data = statistics.median(d - h for d, h in zip(rows["ns3"]["dlct"], rows["ns3"]["handshake"]))
@@ -151,23 +183,26 @@ def main():
     def fmt(s, digits):
         return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}-{s['max']:.{digits}f})"
 
-    n, b = result["ns3"], result["braid"]
+    n = result["ns3"]
     print(f"{args.reps} interleaved repetitions, {args.bytes / 1e6:g} MB; "
           f"median (min-max); {os.cpu_count()} CPUs\n")
     print("| run | simulated DLCT s | wall s | CPU s (user+sys) |")
     print("|---|---|---|---|")
     print(f"| ns-3 3.37, single path (Cubic) | {ns3_dlct:.2f} ({ns3_data:.2f} after the handshake) | {fmt(n['wall'], 2)} | {fmt(n['cpu'], 2)} |")
-    print(f"| braid, nested default ({' '.join(args.overrides) or 'scenarios/default.toml'}) "
-          f"| {b['dlct']['median']:.2f} | {fmt(b['wall'], 3)} | {fmt(b['cpu'], 3)} |")
+    for label in labels:
+        b = result[label]
+        print(f"| {label}, nested default ({' '.join(args.overrides) or 'scenarios/default.toml'}) "
+              f"| {b['dlct']['median']:.2f} | {fmt(b['wall'], 3)} | {fmt(b['cpu'], 3)} |")
     # A difference of two runs: meaningful for long downloads only.
     base_wall = f"~{braid_baseline_wall:.3f}" if braid_baseline_wall > 0 else "n/a"
-    print(f"| braid, single-path baseline of scenarios/default.toml (in-process wall, no start-up; "
+    print(f"| {labels[-1]}, single-path baseline of scenarios/default.toml (in-process wall, no start-up; "
           f"approximate) | {base['baseline_dlct_s']:.2f} | {base_wall} | |")
     print()
-    for kind in ("wall", "cpu"):
-        r = result[f"ratio_{kind}"]
-        print(f"ns-3 / braid, {kind}: median of ratios {r['median_of_ratios']:.1f}x, "
-              f"ratio of medians {r['ratio_of_medians']:.1f}x (per repetition {r['min']:.1f}-{r['max']:.1f}x)")
+    for label in labels:
+        for kind in ("wall", "cpu"):
+            r = result[label][f"ratio_{kind}"]
+            print(f"ns-3 / {label}, {kind}: median of ratios {r['median_of_ratios']:.1f}x, "
+                  f"ratio of medians {r['ratio_of_medians']:.1f}x (per repetition {r['min']:.1f}-{r['max']:.1f}x)")
     s = result["sanity"]
     print(f"single-path DLCT: ns-3 {s['ns3_single_path_dlct_after_handshake_s']:.3f} s after the handshake "
           f"({s['ns3_single_path_dlct_s']:.3f} s from the SYN), braid baseline "
