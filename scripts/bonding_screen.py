@@ -40,6 +40,9 @@ VARIANTS = {
     "margin50": ["tunnel.reorder_margin_ms=50"],
     # CoDel (RFC 8289) on the scheduler queue: TARGET 20 ms, INTERVAL 100 ms.
     "codel20": ["tunnel.sched_codel_target_ms=20"],
+    # Delay equalisation: the faster path's packets held by its lag behind the slower path, so
+    # end-to-end RTT samples do not jump with the path a packet took.
+    "equalize": ["tunnel.equalize_delay=true"],
     # The default run by the daemons of --before-daemon.
     "before": [],
 }
