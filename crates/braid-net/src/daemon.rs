@@ -525,6 +525,7 @@ impl Daemon {
                     socket_drops: peer.paths[i].socket_drops,
                     compact_tx_pkts: peer.paths[i].compact_tx,
                     stream_errors: tcp.as_ref().map_or(0, |t| t.stream_errors),
+                    rx_owd: peer.rx.path_owd(i),
                 });
             }
             let session = st.sessions.get(p);

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use braid_core::reorder::OwdSummary;
 use prometheus_client::encoding::{EncodeLabelSet, LabelSetEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -58,6 +59,11 @@ pub struct PathSnapshot {
     /// TCP path connections closed for a malformed stream (bad frame length).
     #[serde(default)]
     pub stream_errors: u64,
+    /// One-way delays of the data this end received on the path, as its reorder buffer sampled
+    /// them: RFC 3550 jitter, mean above the smallest sample, standard deviation and range
+    /// (braid-core `reorder::OwdSummary`). Absent before the first timestamped packet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_owd: Option<OwdSummary>,
 }
 
 /// One peer's session and inner traffic.

@@ -11,6 +11,7 @@
 //!   receiving application. Head-of-line blocking: the part spent in the reorder buffer
 //!   (delivery minus arrival at the tunnel receiver).
 
+use braid_core::reorder::OwdSummary;
 use serde::Serialize;
 
 /// Mean and maximum of a series of samples.
@@ -76,6 +77,11 @@ pub struct PathReport {
     /// acknowledged: `ss`'s Send-Q), bytes, averaged over the periodic samples.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub send_queue_bytes_mean: Option<f64>,
+    /// The downlink one-way delays the UE's tunnel receiver sampled on this path (RFC 3550
+    /// jitter, mean above the smallest sample, standard deviation, range); absent in the
+    /// baseline and over kernel TCP paths.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owd: Option<OwdSummary>,
 }
 
 /// Drops per named queue, over both directions.

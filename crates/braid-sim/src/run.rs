@@ -324,6 +324,7 @@ fn report(s: &Scenario, cfg: &WorldConfig, out: Outcome, dlct_s: f64, wall_s: f6
                     .path_send_queue_bytes
                     .as_ref()
                     .map(|q| q[i].mean_max().mean),
+                owd: out.path_owd[i],
             }
         })
         .collect();

@@ -15,6 +15,7 @@
 
 use std::time::Duration;
 
+use braid_core::reorder::OwdSummary;
 use braid_core::tunnel::{TunnelConfig, TunnelReceiver};
 use braid_core::Instant;
 use rand::SeedableRng;
@@ -180,6 +181,8 @@ pub struct Outcome {
     pub path_send_queue_bytes: Option<Vec<Stat>>,
     pub path_sent_pkts: Vec<u64>,
     pub path_lost_pkts: Vec<u64>,
+    /// Each path's downlink one-way delays as the UE's tunnel receiver sampled them.
+    pub path_owd: Vec<Option<OwdSummary>>,
     pub account: [DirAccount; 2],
     pub in_flight: [u64; 2],
     pub protocol_delay_ms: Stat,
@@ -983,6 +986,7 @@ impl World {
             path_lost_pkts: (0..n)
                 .map(|i| t.map_or(0, |t| t.proxy_tx.path_stats(i).lost_pkts))
                 .collect(),
+            path_owd: (0..n).map(|i| t.and_then(|t| t.ue_rx.path_owd(i))).collect(),
             account: {
                 let mut a = self.account;
                 if let Some(t) = t {

@@ -367,6 +367,7 @@ mod tests {
             packets_lost_detected: 0,
             cwnd_bytes_mean: 0.0,
             send_queue_bytes_mean: None,
+            owd: None,
         };
         let report = braid_sim::Report { paths: vec![path], ..Default::default() };
         let mut finished = Finished::new();

@@ -346,6 +346,11 @@ impl<P> ReorderBuffer<P> {
         self.wait.current()
     }
 
+    /// Path `path`'s one-way-delay samples so far, summarised ([`super::OwdSummary`]).
+    pub fn path_owd(&self, path: usize) -> Option<super::OwdSummary> {
+        self.delays.summary(path)
+    }
+
     /// Packets held, including ones in the delay line and ones ready but not yet polled.
     pub fn len(&self) -> usize {
         self.held + self.ready.len() + self.equalizer.as_ref().map_or(0, DelayLine::len)

@@ -71,6 +71,7 @@ mod buffer;
 pub mod duplicate_filter;
 mod equalize;
 pub mod fast_loss;
+pub mod owd_stats;
 pub mod path_delay;
 pub mod wait_limit;
 
@@ -81,6 +82,7 @@ use crate::time::Instant;
 pub use buffer::ReorderBuffer;
 pub use duplicate_filter::{DuplicateFilter, Seen, DUPLICATE_WINDOW_SEQS};
 pub use fast_loss::FastLossDetector;
+pub use owd_stats::{OwdStats, OwdSummary};
 pub use path_delay::{PathDelays, PATH_SAMPLE_MAX_AGE};
 pub use wait_limit::{AdaptiveWaitLimit, MAX_WAIT_LIMIT};
 

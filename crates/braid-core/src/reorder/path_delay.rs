@@ -33,6 +33,7 @@
 
 use std::time::Duration;
 
+use super::owd_stats::{OwdStats, OwdSummary};
 use super::wait_limit::MAX_WAIT_LIMIT;
 use crate::time::{duration_nanos, Instant};
 
@@ -53,11 +54,18 @@ struct OwdSample {
 #[derive(Clone, Debug)]
 pub struct PathDelays {
     latest: Vec<Option<OwdSample>>,
+    /// Every sample of each path summarised, for reports ([`PathDelays::summary`]).
+    stats: Vec<OwdStats>,
 }
 
 impl PathDelays {
     pub fn new(n_paths: usize) -> Self {
-        PathDelays { latest: vec![None; n_paths] }
+        PathDelays { latest: vec![None; n_paths], stats: vec![OwdStats::default(); n_paths] }
+    }
+
+    /// Path `path`'s samples so far summarised; `None` before its first or for an unknown path.
+    pub fn summary(&self, path: usize) -> Option<OwdSummary> {
+        self.stats.get(path)?.summary()
     }
 
     /// Takes the delay sample of a packet that arrived on `path` at `now`, stamped `send_ts_ns`
@@ -67,6 +75,7 @@ impl PathDelays {
         let slot = self.latest.get_mut(path)?;
         let owd_ns = i128::from(now.as_nanos()) - i128::from(send_ts_ns);
         *slot = Some(OwdSample { owd_ns, at: now });
+        self.stats[path].add(owd_ns);
         Some(owd_ns)
     }
 

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use super::config::{Reliability, TunnelConfig};
 use super::reassembly::{Reassembled, Reassembly};
-use crate::reorder::{Insert, Released, ReorderBuffer, ReorderStats};
+use crate::reorder::{Insert, OwdSummary, Released, ReorderBuffer, ReorderStats};
 use crate::time::Instant;
 use crate::wire::{AckRange, AckRanges, DataHeader, Feedback, TimeSync, MAX_ACK_RANGES};
 
@@ -412,6 +412,11 @@ impl<P> TunnelReceiver<P> {
     /// The reorder buffer's current wait limit.
     pub fn wait_limit(&self) -> Duration {
         self.reorder.wait_limit()
+    }
+
+    /// Path `i`'s one-way delays as this receiver sampled them, summarised.
+    pub fn path_owd(&self, i: usize) -> Option<OwdSummary> {
+        self.reorder.path_owd(i)
     }
 
     pub fn stats(&self) -> ReceiverStats {

@@ -9,6 +9,7 @@
 //! | `paths[].mean_mbps`, `drops`, `packets_sent` | the downlink queue's counters (htb: `tc -s`); out with linkem |
 //! | `paths[].srtt_ms_mean`, `srtt_ms_max` | tunnel: the proxy's path srtt, sampled; out in baseline |
 //! | `paths[].packets_lost_detected` | tunnel: the proxy's loss detection; out in baseline |
+//! | `paths[].owd` | tunnel: the UE daemon's receiver, its one-way-delay samples of the path summarised (as the simulator's UE receiver); out in baseline |
 //! | `paths[].queue_delay_*` | out (no per-packet queue timing) |
 //! | `drops.bottleneck`, `uplink`, `server_link` | queue counters (htb); out with linkem |
 //! | `drops.bottleneck_aqm` | htb: zeros (no AQM exists there); out with linkem |
@@ -22,6 +23,7 @@
 //! A `lab` object adds what only the lab has: mode, emulator, what was not emulated, the
 //! effective congestion control and the goodput series.
 
+use braid_core::reorder::OwdSummary;
 use braid_sim::metrics::MeanMax;
 use serde::Serialize;
 
@@ -49,6 +51,8 @@ pub struct LabPathReport {
     pub packets_sent: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packets_lost_detected: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owd: Option<OwdSummary>,
 }
 
 /// Drops per queue ([`braid_sim::metrics::Drops`]).

@@ -150,6 +150,8 @@ impl TunnelObservation {
                 path.srtt_ms_max = Some(mm.max);
             }
             path.packets_lost_detected = Some(sp.lost_pkts);
+            // Downlink data is received at the UE, the client.
+            path.owd = self.client.paths.get(i).and_then(|p| p.rx_owd);
         }
         // Both directions, as the simulator's `drops.scheduler` and `drops.reorder`.
         report.drops.scheduler = Some(self.server.sched_drops + self.client.sched_drops);
@@ -246,10 +248,14 @@ mod tests {
             reorder_duplicates: 1,
             ..Default::default()
         };
+        // The UE (client) sampled path 1's one-way delays, not path 2's.
+        let owd =
+            braid_core::reorder::OwdSummary { samples: 7, jitter_ms: 0.5, ..Default::default() };
         obs.client = Snapshot {
             sched_drops: 3,
             reorder_duplicates: 4,
             reorder_released_on_timeout: 5,
+            paths: vec![PathSnapshot { rx_owd: Some(owd), ..Default::default() }],
             ..Default::default()
         };
         let mut r = LabReport {
@@ -267,6 +273,7 @@ mod tests {
         assert_eq!((p1.bytes, p1.share), (Some(420_000), Some(0.75)));
         assert_eq!((r.paths[1].bytes, r.paths[1].share), (Some(140_000), Some(0.25)));
         assert_eq!(p1.packets_lost_detected, Some(3));
+        assert_eq!((p1.owd, r.paths[1].owd), (Some(owd), None));
         // Both directions: scheduler 2 + 3, reorder duplicates 1 + 4.
         assert_eq!((r.drops.scheduler, r.drops.reorder), (Some(5), Some(5)));
         let reorder = r.reorder.unwrap();
