@@ -7,6 +7,13 @@ Used by docs/validation.md ("Repetitions: the noise model"):
     braid sweep sweeps/noise-default.toml --out out/noise-default
     python3 scripts/noise_reps.py out/noise-default
 
+With `--by-cell`, one row per cell of each folder instead: the mean with its 95% confidence
+half-width (Student's t) and the range, and the gaps the UE's receiver gave up
+(`reorder.released_on_timeout`), mean and range:
+
+    braid sweep sweeps/equalize-bonding.toml --out out/equalize-bonding
+    python3 scripts/noise_reps.py --by-cell out/equalize-bonding
+
 Reads the journal (`runs.jsonl`), so it needs no Parquet reader. The standard deviation is the
 sample one (n - 1).
 """
@@ -15,12 +22,31 @@ import json
 import statistics
 from pathlib import Path
 
+from sweep_journal import cell_reports, mean_ci_range
+
+
+def by_cell(d, field):
+    """One row per cell of sweep folder `d`."""
+    print("| cell | runs | mean ± 95% (range) | gaps given up, mean (range) |")
+    print("|---|---|---|---|")
+    for cell, runs in cell_reports(d)[1]:
+        vals = [100.0 * r[field] for r in runs]
+        gaps = [r["reorder"]["released_on_timeout"] for r in runs]
+        gap_s = f"{statistics.mean(gaps):.0f} ({min(gaps)}-{max(gaps)})" if gaps else "-"
+        name = ", ".join(f"{k}={v}" for k, v in cell.items())
+        print(f"| {name} | {len(vals)} | {mean_ci_range(vals)} | {gap_s} |")
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dirs", nargs="+", help="folders written by braid sweep --out")
     ap.add_argument("--field", default="relative_dlct", help="report field (default relative_dlct)")
+    ap.add_argument("--by-cell", action="store_true", help="one row per cell, not per folder")
     args = ap.parse_args()
+    if args.by_cell:
+        for d in args.dirs:
+            by_cell(d, args.field)
+        return
     print(f"| sweep | runs | mean | sd | min | max | values by seed |")
     print("|---|---|---|---|---|---|---|")
     for d in args.dirs:
