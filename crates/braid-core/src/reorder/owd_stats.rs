@@ -13,11 +13,27 @@
 //!
 //! All of them are differences of samples, so the unknown clock offset between sender and
 //! receiver (the same for every sample) drops out.
+//!
+//! *Spacing*: a path's samples are taken at most one per [`SAMPLE_SPACING`] (1 ms). The daemon's
+//! compact data messages carry no timestamp, and a time-sync frame brings one sample per path
+//! and millisecond; without compact messages (and in the simulator) every data packet is a
+//! sample, four a millisecond on a 50 Mbit/s path. The jitter of samples 1 ms apart also holds
+//! the slow variation of that millisecond, so only samples taken at the same spacing compare.
+
+use std::time::Duration;
+
+use crate::time::Instant;
+
+/// At most one sample per path per this interval enters the summary (see the module
+/// documentation).
+pub const SAMPLE_SPACING: Duration = Duration::from_millis(1);
 
 /// The running summary of one path's samples.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OwdStats {
     samples: u64,
+    /// When the last sample entered.
+    last_at: Option<Instant>,
     /// The first sample, ns (clock offset included): the others are kept relative to it, so the
     /// floating-point sums stay small.
     first_ns: i128,
@@ -47,8 +63,13 @@ pub struct OwdSummary {
 }
 
 impl OwdStats {
-    /// Adds one sample, ns (clock offset included).
-    pub fn add(&mut self, owd_ns: i128) {
+    /// Offers the sample of a packet that arrived at `at`, ns (clock offset included); it enters
+    /// unless the last one entered less than [`SAMPLE_SPACING`] before.
+    pub fn add(&mut self, at: Instant, owd_ns: i128) {
+        if self.last_at.is_some_and(|last| at.saturating_since(last) < SAMPLE_SPACING) {
+            return;
+        }
+        self.last_at = Some(at);
         if self.samples == 0 {
             (self.first_ns, self.min_ns, self.max_ns, self.prev_ns) =
                 (owd_ns, owd_ns, owd_ns, owd_ns);
@@ -89,10 +110,11 @@ mod tests {
     /// A clock offset between sender and receiver: nothing reported may depend on it.
     const OFFSET: i128 = -1_000_000 * MS;
 
+    /// One sample a millisecond.
     fn stats(owds_ms: &[i128]) -> OwdSummary {
         let mut s = OwdStats::default();
-        for &o in owds_ms {
-            s.add(OFFSET + o * MS);
+        for (i, &o) in owds_ms.iter().enumerate() {
+            s.add(Instant::from_nanos(i as u64 * 1_000_000), OFFSET + o * MS);
         }
         s.summary().unwrap()
     }
@@ -120,11 +142,23 @@ mod tests {
     }
 
     #[test]
+    fn samples_closer_than_the_spacing_do_not_enter() {
+        let mut s = OwdStats::default();
+        // Every 0.25 ms, alternating 20 and 30 ms: only every fourth enters, all at 20 ms.
+        for i in 0..400u64 {
+            let owd = if i % 2 == 0 { 20 } else { 30 };
+            s.add(Instant::from_nanos(i * 250_000), OFFSET + owd * MS);
+        }
+        let s = s.summary().unwrap();
+        assert_eq!((s.samples, s.jitter_ms, s.range_ms), (100, 0.0, 0.0));
+    }
+
+    #[test]
     fn a_slow_ramp_shows_in_spread_not_in_jitter() {
         // A queue filling by 0.1 ms per packet: large range, jitter of 0.1 ms.
         let mut s = OwdStats::default();
         for i in 0..500 {
-            s.add(OFFSET + 20 * MS + i * MS / 10);
+            s.add(Instant::from_nanos(i as u64 * 1_000_000), OFFSET + 20 * MS + i * MS / 10);
         }
         let s = s.summary().unwrap();
         assert!((s.jitter_ms - 0.1).abs() < 1e-6, "{s:?}");

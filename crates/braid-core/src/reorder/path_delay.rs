@@ -75,7 +75,7 @@ impl PathDelays {
         let slot = self.latest.get_mut(path)?;
         let owd_ns = i128::from(now.as_nanos()) - i128::from(send_ts_ns);
         *slot = Some(OwdSample { owd_ns, at: now });
-        self.stats[path].add(owd_ns);
+        self.stats[path].add(now, owd_ns);
         Some(owd_ns)
     }
 
