@@ -5,6 +5,8 @@ the simulator, one by `braid sweep --backend lab` (docs/sweeps.md).
     braid sweep SPEC --out out/X-sim
     braid sweep SPEC --out out/X-lab --backend lab
     python3 scripts/sim_vs_lab_sweeps.py out/X-sim out/X-lab [--metric goodput_mbps]
+    python3 scripts/sim_vs_lab_sweeps.py out/X-sim out/X-lab --lab-baselines out/X-baselines \
+        [--by row] [--summary-only]
 
 Per cell: the simulator's relative DLCT (or, with --metric goodput_mbps, its goodput in Mbit/s,
 for UDP flows whose completion time is their sending time) as mean and sample standard deviation over its
@@ -14,7 +16,14 @@ simulator's mean and the lab's median (percentage points, or Mbit/s), Spearman's
 of the two, and for relative DLCT the share of cells on the same side of 100% (faster or slower
 than one path). Reads
 the journals (`runs.jsonl`) and the spec each folder keeps; both folders must hold the same
-spec (the same axes and repetitions give the same run ids).
+spec (the same axes give the same cells; each folder's own spec says its repetitions).
+
+With `--lab-baselines DIR` the lab's runs carry no baseline of their own (a matrix measured
+with `baseline = false`) and DIR holds `braid sweep --backend lab --lab-mode baseline` runs of
+a spec whose axes are some of the scenario fields the matrix sets (for example `keys` and
+`e2e.cc`): each lab run's relative DLCT is its DLCT over the median DLCT of the baselines of
+its scenario. `--by AXIS` adds the statistics per value of one axis; `--summary-only` leaves
+the per-cell table out.
 """
 import argparse
 import statistics
@@ -35,6 +44,52 @@ def values(folder, metric):
     spec, groups = cell_reports(folder)
     scale = METRICS[metric][0]
     return spec, [(cell, [scale * r[metric] for r in runs]) for cell, runs in groups]
+
+
+def settings(spec, cell):
+    """The scenario fields a cell sets through its axes: a scalar axis's value under its key, a
+    table axis's entry field by field."""
+    out = {}
+    for axis, value in cell.items():
+        entries = spec["axes"][axis]
+        if entries and isinstance(entries[0], dict):
+            entry = next(e for e in entries if e["label"] == value)
+            out.update({k: v for k, v in entry.items() if k != "label"})
+        else:
+            out[axis] = value
+    return out
+
+
+def relative_to_baselines(lab_folder, baseline_folder):
+    """Spec, and per lab cell its runs' DLCT over the median baseline DLCT of its scenario, in
+    percent; the baselines' median and range (s) per baseline cell, keyed by its axis values."""
+    spec, groups = cell_reports(lab_folder)
+    bspec, bgroups = cell_reports(baseline_folder)
+    baselines = {}
+    for cell, runs in bgroups:
+        if runs:
+            dl = [r["dlct_s"] for r in runs]
+            baselines[tuple(sorted(cell.items()))] = (statistics.median(dl), min(dl), max(dl))
+    out = []
+    for cell, runs in groups:
+        fields = settings(spec, cell)
+        missing = [k for k in bspec["axes"] if k not in fields]
+        if missing:
+            sys.exit(f"the lab cell {cell} does not set the baselines' axes {missing}")
+        base = baselines.get(tuple(sorted((k, fields[k]) for k in bspec["axes"])))
+        out.append((cell, [100.0 * r["dlct_s"] / base[0] for r in runs] if base else []))
+    return spec, out, baselines
+
+
+def stats_line(pairs, inside, err_unit, relative):
+    mae = statistics.mean(abs(a - b) for a, b in pairs)
+    rho = spearman([a for a, _ in pairs], [b for _, b in pairs])
+    line = (f"cells: {len(pairs)}; simulator's mean inside the lab's range: {inside}; "
+            f"mean absolute error {mae:.1f} {err_unit}; Spearman {rho:.2f}")
+    if relative:
+        same = sum((a < 100) == (b < 100) for a, b in pairs) / len(pairs)
+        line += f"; same side of 100%: {100 * same:.0f}%"
+    return line
 
 
 def ranks(xs):
@@ -66,16 +121,29 @@ def main():
     ap.add_argument("sim", help="folder of the simulated sweep")
     ap.add_argument("lab", help="folder of the lab sweep (--backend lab)")
     ap.add_argument("--metric", choices=sorted(METRICS), default="relative_dlct")
+    ap.add_argument("--lab-baselines", metavar="DIR",
+                    help="folder of the lab's baseline sweep (--lab-mode baseline)")
+    ap.add_argument("--by", metavar="AXIS", help="also the statistics per value of this axis")
+    ap.add_argument("--summary-only", action="store_true", help="leave the per-cell table out")
     args = ap.parse_args()
     _, unit, err_unit = METRICS[args.metric]
+    relative = args.metric == "relative_dlct"
     sim_spec, sim = values(args.sim, args.metric)
-    lab_spec, lab = values(args.lab, args.metric)
+    if args.lab_baselines:
+        if not relative:
+            sys.exit("--lab-baselines is for --metric relative_dlct")
+        lab_spec, lab, _ = relative_to_baselines(args.lab, args.lab_baselines)
+    else:
+        lab_spec, lab = values(args.lab, args.metric)
     if sim_spec.get("axes") != lab_spec.get("axes"):
         sys.exit("the two folders hold different specs (their axes differ)")
     names = list(sim_spec.get("axes", {}))
-    print("| " + " | ".join(names) + " | sim mean (sd) | lab median (range) | sim in lab range |")
-    print("|" + "---|" * (len(names) + 3))
-    pairs, inside = [], 0
+    if args.by and args.by not in names:
+        sys.exit(f"--by {args.by}: not an axis of the spec (axes: {', '.join(names)})")
+    if not args.summary_only:
+        print("| " + " | ".join(names) + " | sim mean (sd) | lab median (range) | sim in lab range |")
+        print("|" + "---|" * (len(names) + 3))
+    pairs, inside, groups = [], 0, {}
     for (cell, s), (_, l) in zip(sim, lab):
         if not s or not l:
             continue
@@ -85,19 +153,31 @@ def main():
         ok = min(l) <= sm <= max(l)
         inside += ok
         pairs.append((sm, lm))
-        print("| " + " | ".join(str(cell[n]) for n in names) +
-              f" | {sm:.1f}{unit} ({sd:.1f}) | {lm:.1f}{unit} ({min(l):.1f}-{max(l):.1f}) | {'yes' if ok else 'no'} |")
+        if args.by:
+            g = groups.setdefault(cell[args.by], [[], 0])
+            g[0].append((sm, lm))
+            g[1] += ok
+        if not args.summary_only:
+            print("| " + " | ".join(str(cell[n]) for n in names) +
+                  f" | {sm:.1f}{unit} ({sd:.1f}) | {lm:.1f}{unit} ({min(l):.1f}-{max(l):.1f})"
+                  f" | {'yes' if ok else 'no'} |")
     if not pairs:
         sys.exit("no cell has runs in both folders")
-    mae = statistics.mean(abs(a - b) for a, b in pairs)
-    rho = spearman([a for a, _ in pairs], [b for _, b in pairs])
-    line = (f"cells: {len(pairs)}; simulator's mean inside the lab's range: {inside}; "
-            f"mean absolute error {mae:.1f} {err_unit}; Spearman {rho:.2f}")
-    if args.metric == "relative_dlct":
-        same = sum((a < 100) == (b < 100) for a, b in pairs) / len(pairs)
-        line += f"; same side of 100%: {100 * same:.0f}%"
+    if args.by:
+        print()
+        print(f"| {args.by} | cells | sim in lab range | MAE ({err_unit}) | Spearman |"
+              + (" same side of 100% |" if relative else ""))
+        print("|---|---|---|---|---|" + ("---|" if relative else ""))
+        for value, (ps, ok) in groups.items():
+            mae = statistics.mean(abs(a - b) for a, b in ps)
+            rho = spearman([a for a, _ in ps], [b for _, b in ps]) if len(ps) > 1 else float("nan")
+            row = f"| {value or '(default)'} | {len(ps)} | {ok} | {mae:.1f} | {rho:.2f} |"
+            if relative:
+                same = sum((a < 100) == (b < 100) for a, b in ps) / len(ps)
+                row += f" {100 * same:.0f}% |"
+            print(row)
     print()
-    print(line)
+    print(stats_line(pairs, inside, err_unit, relative))
 
 
 if __name__ == "__main__":

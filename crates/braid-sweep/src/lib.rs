@@ -30,6 +30,7 @@ pub mod points;
 pub mod progress;
 pub mod runner;
 pub mod spec;
+pub mod spec_overrides;
 pub mod table;
 
 use std::path::PathBuf;
@@ -39,6 +40,7 @@ pub use engine::{merge, prepare, run, Caches, Options, Pending, Summary};
 pub use plan::{Shard, ShardError};
 pub use progress::Mode as ProgressMode;
 pub use spec::{Spec, SpecError};
+pub use spec_overrides::SpecOverrides;
 
 /// This crate's version, recorded in every row.
 pub const BRAID_VERSION: &str = env!("CARGO_PKG_VERSION");

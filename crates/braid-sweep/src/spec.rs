@@ -74,6 +74,8 @@ pub enum SpecError {
          scenario key may be swept by one axis only"
     )]
     ColumnClash { key: String, index: usize, field: String, other: String },
+    #[error("--set {arg}: {message}")]
+    CliSet { arg: String, message: String },
     #[error("axes.{key} has {count} values and the cross product of the axes is too large")]
     TooManyRuns { key: String, count: usize },
     #[error(transparent)]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 use braid_lab::lab::{self, LabMode, LabOptions};
 use braid_sim::Scenario;
-use braid_sweep::{Measure, ProgressMode, Shard, Spec};
+use braid_sweep::{Measure, ProgressMode, Shard, Spec, SpecOverrides};
 use clap::{Args, ValueEnum};
 
 use crate::lab::{emulator, stop_on_signals, EmulatorArg};
@@ -22,6 +22,16 @@ pub struct SweepArgs {
     /// Folder of the journal (runs.jsonl) and the table (runs.parquet); resumes what is there.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// Repetitions of each cell, in place of the spec's `reps` (1..=1000).
+    #[arg(long, value_name = "N")]
+    reps: Option<u32>,
+    /// Whether each run also gets its single-path baseline, in place of the spec's `baseline`.
+    #[arg(long, value_name = "BOOL")]
+    baseline: Option<bool>,
+    /// One more `[set]` override for every run, as `braid sim --set` takes it (repeatable). The
+    /// folder's spec.toml records it; a key the spec's `[set]` or an axis gives is refused.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Worker threads [default: the number of CPUs].
     #[arg(long, value_name = "N")]
     jobs: Option<NonZeroUsize>,
@@ -41,6 +51,18 @@ pub struct SweepArgs {
     /// (rate and buffer only, no delay).
     #[arg(long, value_enum, default_value_t = EmulatorArg::Linkem)]
     emulator: EmulatorArg,
+    /// What each lab run measures (`--backend lab`): the tunnel (two `braid tunnel` daemons over
+    /// every path), or the single-path baseline alone (path 1, no tunnel), so that a matrix of
+    /// tunnel cells can share one baseline sweep per scenario instead of measuring a baseline
+    /// beside every run. A folder holds one mode's runs.
+    #[arg(long, value_enum, default_value_t = LabModeArg::Tunnel)]
+    lab_mode: LabModeArg,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LabModeArg {
+    Tunnel,
+    Baseline,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -53,13 +75,15 @@ enum BackendArg {
 /// scenario (with `--baseline` when the spec has `baseline = true`), its report in the
 /// simulator's schema plus the lab's own fields.
 struct LabBackend {
+    /// `lab` for tunnel runs, `lab-baseline` for baseline runs: the folder records it.
+    name: &'static str,
     opts: LabOptions,
     cancel: &'static AtomicBool,
 }
 
 impl Measure for LabBackend {
     fn name(&self) -> &str {
-        "lab"
+        self.name
     }
 
     fn measure(&self, s: &Scenario, baseline: bool) -> Result<String, String> {
@@ -74,13 +98,32 @@ impl Measure for LabBackend {
 }
 
 pub fn run(args: SweepArgs) -> Result<()> {
-    let spec = Spec::load(&args.spec)?;
+    let overrides =
+        SpecOverrides { reps: args.reps, baseline: args.baseline, set: args.set.clone() };
+    let spec = Spec::load_with(&args.spec, &overrides)?;
     let backend: Option<Arc<dyn Measure>> = match args.backend {
-        BackendArg::Sim => None,
+        BackendArg::Sim => {
+            if args.lab_mode != LabModeArg::Tunnel {
+                bail!("--lab-mode is for --backend lab");
+            }
+            None
+        }
         BackendArg::Lab => {
             if !args.merge.is_empty() || args.shard.is_some() {
                 bail!("--backend lab runs a whole sweep in one place: no --shard or --merge");
             }
+            let (name, mode) = match args.lab_mode {
+                LabModeArg::Tunnel => ("lab", LabMode::Tunnel),
+                LabModeArg::Baseline => {
+                    if spec.baseline {
+                        bail!(
+                            "--lab-mode baseline measures the baseline itself: the spec must \
+                             say baseline = false"
+                        );
+                    }
+                    ("lab-baseline", LabMode::Baseline)
+                }
+            };
             crate::logging::init(false)?;
             let cancel = stop_on_signals()?;
             let removed = braid_lab::netns::cleanup_stale(braid_lab::topology::TAG)?;
@@ -88,12 +131,12 @@ pub fn run(args: SweepArgs) -> Result<()> {
                 eprintln!("removed namespaces of earlier killed runs: {}", removed.join(" "));
             }
             let opts = LabOptions {
-                mode: LabMode::Tunnel,
+                mode,
                 emulator: emulator(args.emulator)?,
                 braid_exe: std::env::current_exe()?,
                 ..LabOptions::default()
             };
-            Some(Arc::new(LabBackend { opts, cancel }))
+            Some(Arc::new(LabBackend { name, opts, cancel }))
         }
     };
     let lab = backend.is_some();
