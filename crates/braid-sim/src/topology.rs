@@ -337,6 +337,10 @@ impl World {
                 let rtt = handshake_rtt(down, up);
                 t.proxy_tx.on_path_rtt_sample(i, rtt);
                 t.ue_tx.on_path_rtt_sample(i, rtt);
+                // The daemon hands each probe answer to its receiver too, whose adaptive wait
+                // limit starts from the probes' delay difference (`daemon.rs`).
+                t.proxy_rx.on_path_rtt_sample(i, rtt);
+                t.ue_rx.on_path_rtt_sample(i, rtt);
             }
         }
         let path_names: Vec<String> = cfg.path_names.iter().take(n_paths).cloned().collect();
@@ -1050,6 +1054,23 @@ mod tests {
         // Path 1: 20 ms RTT, 50 Mbit/s each way. A 44-byte handshake packet plus 14 bytes of
         // framing takes 58 * 8 / 50e6 s = 9.28 us per link.
         assert_eq!(handshake_rtt(down, up), Duration::from_nanos(20_000_000 + 2 * 9_280));
+    }
+
+    /// As the daemon's probe answers do, the handshake's RTTs reach both receivers: their
+    /// adaptive wait limit starts above the bare margin, from the paths' delay difference.
+    #[test]
+    fn a_handshake_seeds_the_receivers_wait_limits() {
+        let limits = |handshake: bool| {
+            let s =
+                Scenario::from_toml_str("", &[format!("sim.path_handshake={handshake}")]).unwrap();
+            let w = World::new(&world_config(&s, false).unwrap());
+            let t = w.tunnel.as_ref().expect("a tunnel");
+            (t.ue_rx.wait_limit(), t.proxy_rx.wait_limit())
+        };
+        let (bare, bare_proxy) = limits(false);
+        let (ue, proxy) = limits(true);
+        assert_eq!((bare, ue), (bare_proxy, proxy));
+        assert!(ue > bare, "seeded {ue:?}, bare margin {bare:?}");
     }
 
     /// With path exclusion, a path 200 ms slower never carries data when the handshake has
