@@ -1,6 +1,6 @@
 //! The window machinery every loss-based controller shares: [`ClassicWindow`] keeps `cwnd`
 //! and `ssthresh`, recovery episodes, slow start with RFC 3465 byte counting, the RTO
-//! collapse, the app-limited rule and Reno-style undo. NewReno ([`super::newreno`]), CUBIC
+//! collapse, Linux's cwnd-limited rule for growth and Reno-style undo. NewReno ([`super::newreno`]), CUBIC
 //! ([`super::cubic`]) and the coupled controllers ([`super::coupled`]) supply only `ssthresh`
 //! on a reduction and their congestion-avoidance increase.
 //!
@@ -13,6 +13,7 @@
 //! The choices where the sources leave room are documented in [`super::newreno`].
 
 use super::{AckEvent, CcMetrics, CcParams, CcPhase, CongestionEvent};
+use crate::path::cwnd_usage;
 use crate::time::Instant;
 
 /// RFC 3465 section 2.2: slow start grows by at most L = 2 SMSS per ACK (the largest L allowed).
@@ -47,7 +48,7 @@ enum Episode {
 
 /// The window bookkeeping shared by the loss-based controllers (NewReno, CUBIC, the coupled
 /// controllers): `cwnd`,
-/// `ssthresh`, recovery episodes, slow start, the RTO collapse and the app-limited rule. The
+/// `ssthresh`, recovery episodes, slow start, the RTO collapse and the cwnd-limited rule. The
 /// algorithms supply only `ssthresh` on a reduction and their congestion-avoidance increase.
 #[derive(Clone, Debug)]
 pub(super) struct ClassicWindow {
@@ -108,7 +109,10 @@ impl ClassicWindow {
     }
 
     /// Books an ACK and returns the charged bytes that may grow the window: zero while the ACK
-    /// only covers packets sent before the current episode began, or when it is app-limited.
+    /// only covers packets sent before the current episode began, or when the sender did not use
+    /// its window (Linux `tcp_is_cwnd_limited`: the window filled during the current window of
+    /// data, or, in slow start, it is below twice that window's largest flight;
+    /// [`crate::path::cwnd_usage`]).
     pub(super) fn on_ack(&mut self, ack: &AckEvent) -> u64 {
         self.in_flight_bytes = ack.in_flight_bytes;
         if self.sent_before_recovery(ack.largest_acked_sent_time) {
@@ -116,7 +120,13 @@ impl ClassicWindow {
         }
         // RFC 9002 section 7.3.2: a packet sent after the episode began was acknowledged.
         self.episode = Episode::Open;
-        if ack.app_limited {
+        let may_grow = cwnd_usage::may_grow(
+            ack.cwnd_limited,
+            ack.max_in_flight_bytes,
+            self.cwnd_bytes,
+            self.in_slow_start(),
+        );
+        if !may_grow {
             return 0;
         }
         ack.newly_acked_bytes

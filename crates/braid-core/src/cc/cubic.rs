@@ -83,7 +83,7 @@ use std::time::Duration;
 use super::classic::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
 use super::hystart::{Hystart, HystartConfig};
 use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, Controller};
-use crate::path::RttEstimator;
+use crate::path::{cwnd_usage, RttEstimator};
 use crate::time::Instant;
 use crate::ConfigError;
 
@@ -456,6 +456,14 @@ impl Controller for Cubic {
         }
         let since_last_ack = self.last_ack_time.map(|t| ack.now.saturating_since(t));
         self.last_ack_time = Some(ack.now);
+        // The window went unused by the same test that keeps it from growing (Linux
+        // `tcp_is_cwnd_limited`), so the curve and the window stand still together.
+        let unused = !cwnd_usage::may_grow(
+            ack.cwnd_limited,
+            ack.max_in_flight_bytes,
+            self.window.cwnd_bytes,
+            self.window.in_slow_start(),
+        );
 
         let acked = self.window.on_ack(ack);
         if let Some(hystart) = self.hystart.as_mut().filter(|_| self.window.in_slow_start()) {
@@ -470,7 +478,7 @@ impl Controller for Cubic {
                 self.window.set_ssthresh_bytes(self.window.cwnd_bytes);
             }
         }
-        if ack.app_limited {
+        if unused {
             if let Some(gap) = since_last_ack {
                 self.exclude_app_limited_time(ack.now, gap);
             }
@@ -896,7 +904,7 @@ mod tests {
     }
 
     #[test]
-    fn app_limited_time_does_not_advance_the_curve() {
+    fn unused_window_time_does_not_advance_the_curve() {
         let mut cc = grown_to(CubicConfig::default(), 100);
         cc.on_congestion_event(&loss(ms(100), ms(50))); // cwnd 70
         cc.on_ack(&ack(ms(150), ms(101), MSS)); // stage begins at 150 ms
@@ -904,10 +912,10 @@ mod tests {
         let cwnd = cc.cwnd_bytes();
         for i in 1..=100 {
             let mut a = ack(ms(150 + 100 * i), ms(100 + 100 * i), MSS);
-            a.app_limited = true;
+            a.cwnd_limited = false;
             cc.on_ack(&a);
         }
-        assert_eq!(cc.cwnd_bytes(), cwnd, "app-limited ACKs do not grow the window");
+        assert_eq!(cc.cwnd_bytes(), cwnd, "ACKs of an unused window do not grow it");
         assert_eq!(cc.epoch.unwrap().start, start + Duration::from_secs(10));
         assert_eq!(cc.metrics().phase, CcPhase::CongestionAvoidance);
     }

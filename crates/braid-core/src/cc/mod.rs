@@ -124,8 +124,16 @@ pub struct AckEvent {
     /// Delivery-rate sample, when the ACK produced one.
     pub rate: Option<RateSample>,
     /// Whether the sender was limited by the application (not the window) when the newest
-    /// acknowledged packet was sent; window growth is not earned then (RFC 7661).
+    /// acknowledged packet was sent, by the delivery-rate estimator's mark
+    /// (draft-cheng-iccrg-delivery-rate-estimation section 3.4). CUBIC leaves such time out of
+    /// its curve; window growth follows `cwnd_limited` instead.
     pub app_limited: bool,
+    /// Whether the sender's current window filled the congestion window at least once (Linux
+    /// `tp->is_cwnd_limited`, [`crate::path::CwndUsage`]). With `max_in_flight_bytes` it decides
+    /// whether a loss-based window may grow (`tcp_is_cwnd_limited`, RFC 7661's premise).
+    pub cwnd_limited: bool,
+    /// The largest flight of the sender's current window, bytes (Linux `tp->max_packets_out`).
+    pub max_in_flight_bytes: u64,
 }
 
 /// A congestion event: one or more packets declared lost by one ACK or timer.

@@ -53,9 +53,13 @@
 //!   section 3.1 holds it constant on repeated timeouts). The timeout opens an episode as a loss
 //!   does: the phase is `Loss` until the first ACK of a packet sent from the timeout on, and
 //!   slow start follows.
-//! - **Application-limited ACKs do not grow the window**: a window the sender did not fill has not
-//!   been validated by the network (RFC 7661's premise; Linux grows only when
-//!   `tcp_is_cwnd_limited`, quinn-proto skips growth when app-limited). Reductions still apply.
+//! - **ACKs of an unused window do not grow it**: a window the sender did not fill has not been
+//!   validated by the network (RFC 7661's premise). The test is Linux's `tcp_is_cwnd_limited`
+//!   ([`crate::path::cwnd_usage`]): the flight reached cwnd at least once during the current
+//!   window of data, or, in slow start, cwnd is below twice that window's largest flight. (The
+//!   delivery-rate estimator's application-limited mark is stricter: a multipath scheduler
+//!   that sends what does not fit one path on another leaves every path's queue empty, and under
+//!   that mark the fast path's window never grew; docs/validation.md.) Reductions still apply.
 //! - [`CcMetrics::ssthresh_bytes`] is `None` until the first reduction (`ssthresh` is infinite).
 //! - **Undo** ([`Controller::on_spurious_congestion`], Linux `tcp_undo_cwnd_reduction` with
 //!   `tcp_reno_undo_cwnd`): `cwnd = max(cwnd, prior_cwnd)`, `ssthresh = max(ssthresh,
@@ -67,7 +71,7 @@
 //!   `ssthresh`, which makes no difference once `cwnd` is restored above it.
 //!
 //! The window bookkeeping that CUBIC shares unchanged (episodes, slow start, the RTO collapse,
-//! the app-limited rule; RFC 9438 section 4.2 keeps Reno's fast recovery) is `ClassicWindow`
+//! the cwnd-limited rule; RFC 9438 section 4.2 keeps Reno's fast recovery) is `ClassicWindow`
 //! in `classic.rs`, so the two controllers differ only in their increase and decrease rules.
 
 use super::classic::ClassicWindow;
@@ -340,18 +344,29 @@ mod tests {
     }
 
     #[test]
-    fn app_limited_acks_do_not_grow_the_window() {
+    fn acks_of_an_unused_window_do_not_grow_it() {
+        // Four packets in flight never fill a ten-packet window, and 10 >= 2 * 4 ends slow
+        // start's allowance (Linux `tcp_is_cwnd_limited`).
         let mut f = AckClock::new_app_limited(NewReno::new(params()), RTT, 4);
         f.run_until(ms(1000));
         assert_eq!(f.cc.cwnd_bytes(), 10 * MSS);
-        // The app-limited ACK still ends a recovery episode.
+        // The ACK of an unused window still ends a recovery episode.
         let mut cc = NewReno::new(params());
         cc.on_congestion_event(&loss(ms(10), ms(0), 9 * MSS));
         let mut a = ack(ms(60), ms(11), MSS);
-        a.app_limited = true;
+        a.cwnd_limited = false;
         cc.on_ack(&a);
         assert_eq!(cc.metrics().phase, CcPhase::CongestionAvoidance);
         assert_eq!(cc.cwnd_bytes(), 5 * MSS);
+    }
+
+    /// Linux lets slow start grow a window the sender did not fill while it is below twice the
+    /// largest flight: six packets in flight grow a ten-packet window to twelve, no further.
+    #[test]
+    fn slow_start_grows_an_unfilled_window_to_twice_its_largest_flight() {
+        let mut f = AckClock::new_app_limited(NewReno::new(params()), RTT, 6);
+        f.run_until(ms(1000));
+        assert_eq!(f.cc.cwnd_bytes(), 12 * MSS);
     }
 
     #[test]

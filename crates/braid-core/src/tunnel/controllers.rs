@@ -109,6 +109,8 @@ mod tests {
             delivered_bytes: 1200,
             rate: None,
             app_limited: false,
+            cwnd_limited: true,
+            max_in_flight_bytes: 0,
         };
         c.on_ack(0, &ack);
         c.refresh();

@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::cc::{AckEvent, CongestionEvent, RateSample};
-use crate::path::{DeliveryRateEstimator, PacketRateInfo, RttEstimator};
+use crate::path::{CwndUsage, DeliveryRateEstimator, PacketRateInfo, RttEstimator};
 use crate::time::Instant;
 use crate::wire::Feedback;
 
@@ -101,6 +101,9 @@ pub(crate) struct SentTracker<P> {
     largest_acked_sent_time: Option<Instant>,
     pub(crate) rtt: RttEstimator,
     pub(crate) rate: DeliveryRateEstimator,
+    /// Whether the path's window was used, for the controller's growth (Linux
+    /// `tcp_cwnd_validate`).
+    usage: CwndUsage,
     /// Earliest time an outstanding packet crosses the time threshold.
     loss_time: Option<Instant>,
     last_progress: Instant,
@@ -129,6 +132,7 @@ impl<P> SentTracker<P> {
             largest_acked_sent_time: None,
             rtt: RttEstimator::new(min_rto),
             rate: DeliveryRateEstimator::new(),
+            usage: CwndUsage::new(),
             loss_time: None,
             last_progress: Instant::ZERO,
             rto_backoff: 0,
@@ -165,6 +169,14 @@ impl<P> SentTracker<P> {
             self.copies.push_back(retained);
         }
         self.outstanding_bytes += charge;
+    }
+
+    /// After new data left: whether the flight now fills `cwnd_bytes` (no room for one more
+    /// `mss_bytes` packet), recorded per window of data as Linux's `tcp_cwnd_validate` does
+    /// ([`CwndUsage`]). The oldest unsettled packet stands for `snd_una`.
+    pub(crate) fn on_window_use(&mut self, cwnd_bytes: u64, mss_bytes: u64) {
+        let next_seq = self.front_seq + self.sent.len() as u64;
+        self.usage.on_sent(self.outstanding_bytes, cwnd_bytes, mss_bytes, self.front_seq, next_seq);
     }
 
     /// The largest path sequence number acknowledged so far.
@@ -371,6 +383,8 @@ impl<P> SentTracker<P> {
             delivered_bytes: self.rate.delivered(),
             rate,
             app_limited: rate.is_some_and(|r| r.is_app_limited),
+            cwnd_limited: self.usage.is_cwnd_limited(),
+            max_in_flight_bytes: self.usage.max_in_flight_bytes(),
         };
         FeedbackOutcome {
             ack: Some(ack),

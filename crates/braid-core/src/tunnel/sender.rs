@@ -358,6 +358,7 @@ impl<P: Clone> TunnelSender<P> {
     /// Sends the first packet of path `i`'s pacing queue.
     fn transmit_new(&mut self, now: Instant, i: usize) -> Option<Transmit<P>> {
         let a = self.paths[i].pacing_queue.pop_front()?;
+        let cwnd = self.cc.cwnd_bytes(i);
         let path = &mut self.paths[i];
         path.queued_bytes -= a.charge;
         let path_seq = path.next_path_seq;
@@ -369,6 +370,7 @@ impl<P: Clone> TunnelSender<P> {
             scheduled_at: a.scheduled_at,
         });
         path.tracker.on_sent(now, path_seq, a.global_seq, a.charge, retained);
+        path.tracker.on_window_use(cwnd, self.mss_bytes);
         let header = DataHeader::for_packet(i, a.len, a.global_seq, path_seq, a.scheduled_at);
         Some(self.depart(now, i, a.charge, header, a.payload, a.len, (a.copy, 0)))
     }

@@ -73,7 +73,7 @@ use std::time::Duration;
 
 use braid_core::cc::{AckEvent, CcMetrics, CongestionEvent, Controller};
 use braid_core::path::rtt::MAX_RTO;
-use braid_core::path::{DeliveryRateEstimator, RttEstimator};
+use braid_core::path::{CwndUsage, DeliveryRateEstimator, RttEstimator};
 use braid_core::time::{duration_nanos, transmission_time, Instant};
 
 use super::rack::{LossBatch, Rack, Tlp, TlpAckOutcome};
@@ -180,6 +180,8 @@ pub struct TcpSender {
     tlp: Tlp,
     rtt: RttEstimator,
     rate: DeliveryRateEstimator,
+    /// Whether the window was used, for the controller's growth (Linux `tcp_cwnd_validate`).
+    usage: CwndUsage,
     recovery: Recovery,
     rto_deadline: Option<Instant>,
     rto_backoff: u32,
@@ -230,6 +232,7 @@ impl TcpSender {
             tlp: Tlp::default(),
             rtt: RttEstimator::new(config.min_rto),
             rate: DeliveryRateEstimator::new(),
+            usage: CwndUsage::new(),
             recovery: Recovery::Open,
             rto_deadline: None,
             rto_backoff: 0,
@@ -353,6 +356,9 @@ impl TcpSender {
         };
         let len = self.segment_len(seq);
         if pipe > 0 && pipe + u64::from(len) > cwnd {
+            // Data waits for the window: Linux's transmission pass records a cwnd-limited
+            // window even when it sends nothing (`tcp_write_xmit`).
+            self.note_window_use(cwnd);
             return None;
         }
         if self.pacing_rate().is_some() && now < self.next_send_time {
@@ -405,6 +411,7 @@ impl TcpSender {
             debug_assert_eq!(seq, self.board.nxt());
             self.board.push_new(len, info);
             self.sent_bytes += u64::from(len);
+            self.note_window_use(self.cc.cwnd_bytes());
         }
         self.segments_sent += 1;
         self.cc.on_sent(now, u64::from(len), self.board.pipe());
@@ -418,6 +425,12 @@ impl TcpSender {
             self.schedule_tlp(now);
         }
         Segment { seq, len_bytes: len, retransmission, ts_val: now }
+    }
+
+    /// Linux `tcp_cwnd_validate` after a transmission pass ([`CwndUsage`]).
+    fn note_window_use(&mut self, cwnd: u64) {
+        let mss = u64::from(self.config.mss_bytes);
+        self.usage.on_sent(self.board.pipe(), cwnd, mss, self.board.una(), self.board.nxt());
     }
 
     /// Linux `tcp_update_skb_after_send`: the next release is one payload-transmission time at
@@ -573,6 +586,8 @@ impl TcpSender {
             delivered_bytes: self.rate.delivered(),
             rate,
             app_limited,
+            cwnd_limited: self.usage.is_cwnd_limited(),
+            max_in_flight_bytes: self.usage.max_in_flight_bytes(),
         });
 
         // RFC 8985 section 7.2: re-arm the PTO on a cumulative ACK of new data; drop it when

@@ -130,6 +130,8 @@ mod tests {
             delivered_bytes: 0,
             rate: None,
             app_limited: false,
+            cwnd_limited: true,
+            max_in_flight_bytes: 0,
         }
     }
 

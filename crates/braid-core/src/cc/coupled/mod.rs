@@ -427,6 +427,8 @@ pub(crate) mod multi_clock {
                 delivered_bytes: 0,
                 rate: None,
                 app_limited: false,
+                cwnd_limited: true,
+                max_in_flight_bytes: 0,
             };
             self.cc.on_ack(path, &ev);
             self.fill();

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::cc::{AckEvent, CongestionEvent, Controller};
+use crate::path::CwndUsage;
 use crate::time::Instant;
 
 pub(crate) const MSS: u64 = 1000;
@@ -22,6 +23,9 @@ pub(crate) struct AckClock<C: Controller> {
     /// When set, the application keeps at most this many packets in flight.
     app_limit_pkts: Option<usize>,
     flight: VecDeque<Sent>,
+    /// Sequence number of the next packet; the oldest in flight is `next_seq - flight.len()`.
+    next_seq: u64,
+    usage: CwndUsage,
 }
 
 /// An ACK of `acked_bytes` for a packet sent at `sent`, with defaults for the rest.
@@ -38,6 +42,8 @@ pub(crate) fn ack(now: Instant, sent: Instant, acked_bytes: u64) -> AckEvent {
         delivered_bytes: 0,
         rate: None,
         app_limited: false,
+        cwnd_limited: true,
+        max_in_flight_bytes: 0,
     }
 }
 
@@ -58,7 +64,9 @@ impl<C: Controller> AckClock<C> {
 
     fn start(cc: C, rtt: Duration, app_limit_pkts: Option<usize>) -> Self {
         let flight = VecDeque::new();
-        let mut clock = AckClock { cc, now: Instant::ZERO, rtt, app_limit_pkts, flight };
+        let usage = CwndUsage::new();
+        let mut clock =
+            AckClock { cc, now: Instant::ZERO, rtt, app_limit_pkts, flight, next_seq: 0, usage };
         clock.fill();
         clock
     }
@@ -82,6 +90,9 @@ impl<C: Controller> AckClock<C> {
             // App-limited: the application, not the window, bounds the flight.
             let app_limited = self.app_limit_pkts.is_some_and(|cap| (cap as u64) * MSS < cwnd);
             self.flight.push_back(Sent { time: self.now, app_limited });
+            self.next_seq += 1;
+            let oldest = self.next_seq - self.flight.len() as u64;
+            self.usage.on_sent(self.in_flight_bytes(), cwnd, MSS, oldest, self.next_seq);
             self.cc.on_sent(self.now, MSS, self.in_flight_bytes());
         }
     }
@@ -101,6 +112,8 @@ impl<C: Controller> AckClock<C> {
         ev.prior_in_flight_bytes = self.in_flight_bytes() + MSS;
         ev.in_flight_bytes = self.in_flight_bytes();
         ev.app_limited = p.app_limited;
+        ev.cwnd_limited = self.usage.is_cwnd_limited();
+        ev.max_in_flight_bytes = self.usage.max_in_flight_bytes();
         self.cc.on_ack(&ev);
         self.fill();
     }

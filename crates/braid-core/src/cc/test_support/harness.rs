@@ -238,6 +238,8 @@ impl<C: Controller> Network<C> {
             delivered_bytes: self.est.delivered(),
             rate: self.est.take_sample(Some(min_rtt)),
             app_limited: p.info.is_app_limited,
+            cwnd_limited: true,
+            max_in_flight_bytes: 0,
         };
         self.bbr.on_ack(&ack);
         ack
@@ -339,6 +341,8 @@ impl<C: Controller> Driver<C> {
             delivered_bytes: self.delivered_bytes,
             rate,
             app_limited: a.app_limited,
+            cwnd_limited: true,
+            max_in_flight_bytes: 0,
         };
         self.bbr.on_ack(&ack);
         ack
