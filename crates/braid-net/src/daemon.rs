@@ -452,25 +452,40 @@ impl Daemon {
             let session = st.sessions.get_mut(p);
             let ready = st.role == Role::Server || peer.compact_ready[t.path];
             // `t.compact` is set only when the core was configured for compact messages.
-            let compact_msg = ready && t.compact && t.attempt <= MAX_ATTEMPT;
-            let r = if compact_msg {
+            let mut compact_msg = ready && t.compact && t.attempt <= MAX_ATTEMPT;
+            let mut r = Ok(());
+            if compact_msg {
                 // crypto/compact.rs: the header's fields are the core's numbers.
                 let (path_seq, global_seq) = (t.header.path_seq, t.header.global_seq);
-                io.paths.push(t.path, dest, crypto::COMPACT_OVERHEAD + len, |buf| {
+                let mut refused = None;
+                r = io.paths.push(t.path, dest, crypto::COMPACT_OVERHEAD + len, |buf| {
                     let n = t.payload.copy_to(&mut buf[COMPACT_HEADER_LEN..]).unwrap_or(0);
                     let path = t.path as u8;
                     session
                         .seal_compact(now, path, path_seq, t.attempt, global_seq, buf, n)
-                        .unwrap_or(0)
-                })
-            } else {
-                io.paths.push(t.path, dest, crypto::OVERHEAD + DATA_HEADER_LEN + len, |buf| {
+                        .unwrap_or_else(|e| {
+                            refused = Some(e);
+                            0
+                        })
+                });
+                // A compact seal the session refuses (its nonce slot already used) must not
+                // lose the packet: it goes as a full message, whose nonce is always fresh.
+                if let Some(e) = refused {
+                    warn!(
+                        peer = %peer.config.name, path = %self.cfg.paths[t.path].name, error = %e,
+                        "compact seal refused; sent as a full message"
+                    );
+                    compact_msg = false;
+                }
+            }
+            if !compact_msg {
+                r = io.paths.push(t.path, dest, crypto::OVERHEAD + DATA_HEADER_LEN + len, |buf| {
                     let plain = &mut buf[crypto::HEADER_LEN..];
                     let h = t.header.emit(plain).unwrap_or(0);
                     let n = t.payload.copy_to(&mut plain[h..]).unwrap_or(0);
                     session.seal(now, t.path as u8, buf, h + n).unwrap_or(0)
-                })
-            };
+                });
+            }
             if r.is_err() {
                 peer.paths[t.path].socket_drops += 1;
             }

@@ -413,7 +413,12 @@ impl<P: Clone> TunnelSender<P> {
         len: u32,
         (copy, attempt): (bool, u8),
     ) -> Transmit<P> {
-        let compact = self.compact_fits(i, &header);
+        // A retransmission reuses its path sequence number, and a compact message's nonce is
+        // the path's (sequence, attempt) slot, which the sealing end must never move back to
+        // (braid-net crypto/keypair.rs `seal_compact`): resent data travels as a full message,
+        // whose nonce is fresh. (Before this, the daemon's retransmissions were refused by the
+        // seal and silently never left; a reliable path that timed out stalled for good.)
+        let compact = attempt == 0 && self.compact_fits(i, &header);
         let path = &mut self.paths[i];
         let time_sync = compact
             && self.owd_sample_interval.is_some_and(|every| {

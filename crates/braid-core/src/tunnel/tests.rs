@@ -619,10 +619,13 @@ fn compact_packets_without_timestamps_keep_the_wait_limit_through_time_sync_fram
     );
 }
 
-/// A retransmission reuses its path sequence number with the next attempt; the compact form
-/// reaches three (crypto/compact.rs), and the sender counts them per packet.
+/// A retransmission reuses its path sequence number with the next attempt, and the sender
+/// counts them per packet. It always travels as a full message: a compact message's nonce is
+/// its (path sequence, attempt) slot, which the sealing end never moves back to, so a
+/// compact retransmission would be refused there (in the daemon it was, silently, and a
+/// reliable path that timed out never recovered).
 #[test]
-fn retransmissions_count_their_attempts() {
+fn retransmissions_count_their_attempts_and_travel_as_full_messages() {
     let mut c = config(Reliability::Reliable, SchedulerKind::Cpf);
     c.compact_seq_reach = Some(1 << 13);
     let mut tx: TunnelSender<u64> = TunnelSender::new(&c);
@@ -636,6 +639,7 @@ fn retransmissions_count_their_attempts() {
         tx.handle_timeout(now);
         let t = tx.poll_transmit(now).expect("a retransmission");
         assert_eq!(t.header.path_seq, first.header.path_seq);
+        assert!(!t.compact, "attempt {} as a full message", t.attempt);
         attempts.push(t.attempt);
     }
     assert_eq!(attempts, [1, 2, 3, 4]);
