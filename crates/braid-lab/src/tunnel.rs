@@ -336,6 +336,21 @@ impl TunnelPair {
     }
 
     /// The server daemon's status document.
+    /// Both daemons' status and last log lines, for the message of a run that failed.
+    pub fn describe(&self) -> String {
+        let status = |r: Result<Snapshot, NetError>| match r {
+            Ok(s) => serde_json::to_string(&s).unwrap_or_else(|e| e.to_string()),
+            Err(e) => format!("no status: {e}"),
+        };
+        format!(
+            "server status: {}\nserver log:\n{}\nclient status: {}\nclient log:\n{}",
+            status(self.server_status()),
+            self.server.output_tail(),
+            status(self.client_status()),
+            self.client.output_tail()
+        )
+    }
+
     pub fn server_status(&self) -> Result<Snapshot, NetError> {
         status(&self.spec.server_ns)
     }

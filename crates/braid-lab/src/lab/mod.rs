@@ -72,6 +72,10 @@ pub enum LabError {
     #[error(transparent)]
     Transfer(TransferError),
 
+    /// The transfer through the tunnel failed: the daemons' status and last log lines say why.
+    #[error("{source}\n{daemons}")]
+    TunnelTransfer { source: Box<TransferError>, daemons: String },
+
     /// A scenario field the lab cannot run.
     #[error("{field} = {value}: {allowed}")]
     Unsupported { field: &'static str, value: String, allowed: String },
@@ -368,7 +372,13 @@ fn run_once(
                 cut_outcome = cutter.map(|h| h.join().expect("the cut thread does not panic"));
                 out
             });
-            (t?, Some(observation?))
+            let t = t.map_err(|e| match LabError::from(e) {
+                LabError::Transfer(source) => {
+                    LabError::TunnelTransfer { source: Box::new(source), daemons: pair.describe() }
+                }
+                other => other,
+            })?;
+            (t, Some(observation?))
         }
     };
     let mut report = summarise(s, mode, &topo, &transfer)?;
