@@ -1,239 +1,373 @@
 #!/usr/bin/env python3
-"""Never slower than the best single path: every scheduler x tunnel CC x reliability, swept.
+"""Never slower than the best single path: every scheduler x tunnel CC x reliability x receiver,
+ranked. The tables of docs/validation.md, "Every scheduler, tunnel CC, reliability and receiver"
+and "Waiting for the paths' repairs".
 
-For Cubic and BBR end to end, runs every combination of `tunnel.scheduler`, `tunnel.cc` and
-`tunnel.reliability` over the scenarios of Pieska et al. 2024 (SHORT, LONG and their NEAR/DIST pairings,
-BUF250, BUF1000, CDL1, ASYM0/40/200; the default scenario is SHORT) and reports each
-combination's worst relative DLCT: the download time over the tunnel divided by the same
-download over path 1 alone, the best single path in every one of these scenarios. A
-combination "never slower" has its worst cell at or below 100%.
+    braid sweep sweeps/never-slower.toml --out out/never-slower
+    python3 scripts/never_slower.py out/never-slower
+    braid sweep sweeps/never-slower-receivers.toml --out out/never-slower-receivers
+    python3 scripts/never_slower.py out/never-slower out/never-slower-receivers --csv out/never_slower.csv
+    braid sweep sweeps/never-slower-shortlist.toml --out out/never-slower-shortlist
+    python3 scripts/never_slower.py out/never-slower-shortlist --runs
+    braid sweep sweeps/never-slower-repair-wait.toml --out out/never-slower-repair-wait
+    python3 scripts/never_slower.py out/never-slower-repair-wait
 
-The paper's two paths always have the same rate, which flatters schedulers that ignore rates
-(round robin). Four more columns, beyond its Table 2, test a default against what real bonding
-meets: path 2 at half and at a fifth of path 1's rate (RATE2/2, RATE2/5), path 2 80 ms longer
-than path 1 (ASYM80: between the paper's ASYM40 and the exclusion threshold), and path 2 with 1%
-random loss (LOSS2); path 1 stays the best single path in each. They are reported apart from
-the paper's columns.
+A combination is a tunnel scheduler, tunnel CC, reliability and receiver wait limit
+(`tunnel.reorder`), read from the spec's axes or its `[set]` (Table 1's value when neither
+gives it); every other axis (the short list's `repair_wait`), and any `[set]` key on which the
+folders given differ, is one more dimension. Each is run for every end-to-end CC (the `e2e.cc`
+axis: Cubic and BBR) over the columns of the spec's `column` axis: the Table 2 scenario keys of
+Pieska et al. 2024 (SHORT, LONG, their NEAR/DIST pairings, BUF250, BUF1000, CDL1, ASYM0/40/200;
+the default scenario is SHORT) and, beyond Table 2, RATE2/2, RATE2/5 (path 2 at half and a fifth
+of path 1's rate), ASYM80 (path 2 80 ms longer) and LOSS2 (path 2 with 1% random loss). Path 1
+alone is the best single path in every column, so a run's relative DLCT (its download time over
+the same download over path 1 alone, with the same seed and noise) above 100% is a run slower
+than the best single path. A cell is an end-to-end CC, a combination and a column; its value
+is the mean over its repetitions (seeds under the noise model, which replace the perturbed runs
+and LOSS2 seeds the script once made itself).
 
-Every cell goes to a CSV (one row per run, for pandas); the console gets the rankings in
-Markdown. By default the paths are measured before the transfer and a path more than 100 ms
-slower than the fastest is excluded, the set-up recommended for real bonding in
-docs/validation.md; `--seed-setup` sweeps the paper's set-up instead (paths unmeasured, no
-exclusion).
+**Never slower** over a set of columns: in every one of them, for every end-to-end CC, the
+cell's mean is at or below 100% and none of its runs is above `--run-limit` (105%). The mean
+keeps one unlucky seed from failing a combination; the run limit keeps a cell with a mode well
+above 100% (a bimodal cell whose mean happens to land below it) from passing. A failed run (an
+incomplete transfer) fails its cell and is worse than any number. No combination is never
+slower in ASYM200, where path exclusion leaves path 1 alone and the tunnel costs its headers,
+so the main ranking is over every column but ASYM200.
 
-The random column (LOSS2) is the mean over `--loss-seeds` seeds. `--receiver` adds the
-receiver's wait limit (`tunnel.reorder`) as a fourth dimension; `--perturb` makes every
-loss-free cell the mean of its run and eight small perturbations (buffers, rates, feedback
-delay), for ranking a short list of candidates whose cells may sit on a tipping point.
+The console gets, in Markdown: the combinations with the lowest worst cell over the Table 2
+columns and the cells that fail the rule; the combinations never slower outside ASYM200, by
+the mean of all their cells (both end-to-end CCs, every column), with each one's worst cell
+mean per end-to-end CC over the Table 2 columns but ASYM200, in ASYM200 and beyond Table 2, the
+mean of all its cells and its worst run over the Table 2 columns but ASYM200; and the best
+combination for each value of one dimension. `--runs` gives instead one row per
+combination with its runs outside ASYM200: how many are above 100%, the worst, their mean, and
+each run of LOSS2 by seed (`--seeds`). `--cells` lists every cell: mean ± 95% confidence
+half-width (Student's t), range, runs above 100%. `--scheduler`, `--tunnel-cc`,
+`--reliability` and `--receiver` keep only some combinations. `--csv` writes every run, one row
+each, for pandas.
 
-    cargo build --release -p braid
-    python3 scripts/never_slower.py [--bytes 100000000] [--jobs 2] [--csv out/never_slower.csv]
-    python3 scripts/never_slower.py --scheduler srtt,cpf --tunnel-cc ccid2 --set KEY=VALUE
-    python3 scripts/never_slower.py --receiver adaptive,static --from-csv out/never_slower.csv
+Several folders are read as one (the adaptive and the static wait limit are two sweeps; a big
+sweep split by end-to-end CC or by `--shard` is several); a cell two folders both have is taken
+from the first. A combination missing a cell, or a cell missing runs (a sweep still running), is
+left out of the rankings and counted. Reads the journals (`runs.jsonl`) and the specs the
+folders keep, so it needs no Parquet reader.
 """
 import argparse
-import concurrent.futures
 import csv
 import os
+import statistics
 
-from braidsim import try_report
 from nested_cc_matrix import SCENARIOS
+from sweep_journal import cell_runs, entry, mean_ci_range
 
-SCHEDULERS = ["cpf", "srtt", "rr", "acpf", "otias", "blest", "ecf", "redundant"]
-TUNNEL_CCS = ["newreno", "ccid2", "cubic", "bbr", "ccid5", "bbr2", "bbr3",
-              "lia", "olia", "balia", "wvegas", "coupled_cubic"]
-RELIABILITIES = ["unreliable", "reliable", "partial"]
-# `tunnel.reorder`: the receiver's wait limit (static waits tunnel.static_wait_ms, 50 ms unless set).
-RECEIVERS = ["adaptive", "static", "none"]
-E2E_CCS = ["cubic", "bbr"]
-# The default scenario is Table 1, which is SHORT: one column for both.
-KEYS = [k for k in SCENARIOS if k]
-MEASURED = ["sim.path_handshake=true", "tunnel.max_rtt_spread_ms=100"]
-# Beyond the paper's Table 2: (column name, overrides), each on the default scenario (SHORT).
-EXTRA = [("RATE2/2", ["paths.1.rate_mbps=25"]), ("RATE2/5", ["paths.1.rate_mbps=10"]),
-         ("ASYM80", ["paths.1.rtt_ms=100"]), ("LOSS2", ["paths.1.loss=0.01"])]
-# Columns whose runs draw random numbers (loss): their cell is the mean over --loss-seeds seeds.
-RANDOM = {"LOSS2"}
-# --perturb: small changes to a loss-free cell, which is otherwise one deterministic run. A cell
-# on the edge of an overshoot or a Startup exit can move 10-30 points under them (validation.md,
-# "The two SRTT cells the handshake made worse"); with --perturb a cell is the mean of the base
-# run and these. A column's own overrides come later and win.
-PERTURBATIONS = [["paths.0.buffer_pkts=480"], ["paths.0.buffer_pkts=520"], ["paths.1.buffer_pkts=480"],
-                 ["paths.1.buffer_pkts=520"], ["paths.0.rate_mbps=49.5"], ["paths.1.rate_mbps=50.5"],
-                 ["tunnel.feedback_max_delay_ms=0.8"], ["tunnel.feedback_max_delay_ms=1.2"]]
-COLUMNS = [(k, [f"keys={k}"]) for k in KEYS] + EXTRA
-EXTRA_KEYS = [name for name, _ in EXTRA]
+# The combination's dimensions: (heading, scenario key), and Table 1's values (scenarios/default.toml).
+DIMS = [("scheduler", "tunnel.scheduler"), ("tunnel CC", "tunnel.cc"),
+        ("reliability", "tunnel.reliability"), ("receiver", "tunnel.reorder")]
+DEFAULTS = {"e2e.cc": "cubic", "tunnel.scheduler": "cpf", "tunnel.cc": "bbr",
+            "tunnel.reliability": "unreliable", "tunnel.reorder": "adaptive"}
+# The Table 2 columns (the default scenario is Table 1, which is SHORT: one column for both).
+TABLE2 = [k for k in SCENARIOS if k]
 # The one column where a path is excluded: its floor is one path plus the tunnel's headers.
 EXCLUDED = "ASYM200"
+E2E_NAMES = {"cubic": "Cubic", "bbr": "BBR", "newreno": "NewReno"}
+INF = float("inf")
 
 
-def cell(sets):
-    r = try_report(sets, baseline=True)
-    if r is None:
-        return None, None
-    return r["relative_dlct"], r["dlct_s"]
+def flat(d, prefix=""):
+    """A TOML table as {dotted key: value} (an unquoted `e2e.cc = ...` is a nested table)."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
 
 
-def names(text, allowed, what):
-    chosen = text.split(",") if text else allowed
-    unknown = [c for c in chosen if c not in allowed]
+def text(v):
+    return f"{v:g}" if isinstance(v, float) else str(v).lower() if isinstance(v, bool) else str(v)
+
+
+class Cell:
+    """One end-to-end CC x combination x column: its journal lines and what they say."""
+
+    def __init__(self, folder, reps, runs):
+        self.folder, self.reps, self.runs = folder, reps, runs
+        self.values = [100 * r["report"]["relative_dlct"] for r in runs if ok(r)]
+        self.failed = len(runs) - len(self.values)
+        self.complete = len(runs) >= reps
+        self.mean = INF if self.failed or not self.values else statistics.mean(self.values)
+        self.max = INF if self.failed or not self.values else max(self.values)
+
+    def passes(self, limit):
+        return self.mean <= 100 and self.max <= limit
+
+
+def ok(run):
+    return (run.get("status") == "ok" and run.get("report") is not None
+            and run["report"].get("relative_dlct") is not None)
+
+
+def slim(run):
+    """A journal line with only what the tables and the CSV use: a full report is about 9 kB in
+    Python, and two folders of the main sweep hold 55 296 of them."""
+    rep = run.get("report") or {}
+    keep = {k: rep[k] for k in ("relative_dlct", "dlct_s", "baseline_dlct_s") if k in rep}
+    keep["paths"] = [{"share": p.get("share")} for p in rep.get("paths") or []]
+    keep["e2e"] = {"retransmissions": (rep.get("e2e") or {}).get("retransmissions")}
+    return {**{k: run.get(k) for k in ("run", "rep", "seed", "status", "error")},
+            "report": keep if run.get("report") is not None else None}
+
+
+def load(folders):
+    """{(e2e CC, combination, column): Cell}, the dimensions' headings, and notes on the folders."""
+    loaded = []
+    for f in folders:
+        spec, groups = cell_runs(f)
+        loaded.append((f, spec, [(cell, [slim(r) for r in runs]) for cell, runs in groups]))
+    sets = [flat(spec.get("set", {})) for _, spec, _ in loaded]
+    known = {"e2e.cc", *(k for _, k in DIMS)}
+    # [set] keys the folders disagree on, then the other axes: more dimensions.
+    extra = sorted({k for s in sets for k in s
+                    if k not in known and any(t.get(k) != s.get(k) for t in sets)})
+    for _, spec, _ in loaded:
+        for name, vals in spec.get("axes", {}).items():
+            if name in known or name == "column" or name in extra:
+                continue
+            if isinstance(vals[0], dict):
+                keys = {k for v in vals for k in flat(v) if k != "label"}
+                if keys and keys <= known:
+                    continue
+            extra.append(name)
+    cells, notes = {}, []
+    for (folder, spec, groups), s in zip(loaded, sets):
+        axes = spec.get("axes", {})
+        if "column" not in axes:
+            raise SystemExit(f"{folder}: the spec has no `column` axis (sweeps/never-slower.toml has one)")
+        if not spec.get("baseline"):
+            raise SystemExit(f"{folder}: the spec needs `baseline = true` (relative_dlct)")
+        dup = 0
+        for cell, runs in groups:
+            o = dict(s)
+            for name, vals in axes.items():
+                if isinstance(vals[0], dict):
+                    o.update({k: v for k, v in flat(entry(spec, name, cell[name])).items() if k != "label"})
+                else:
+                    o[name] = cell[name]
+            combo = (tuple(text(o.get(k, DEFAULTS[k])) for _, k in DIMS)
+                     + tuple(text(cell.get(n, o.get(n, "-"))) for n in extra))
+            key = (text(o.get("e2e.cc", DEFAULTS["e2e.cc"])), combo, cell["column"])
+            if key in cells:
+                dup += 1
+                continue
+            cells[key] = Cell(folder, spec.get("reps", 1), runs)
+        n = sum(len(r) for _, r in groups)
+        setup = ", ".join(f"{k}={text(v)}" for k, v in s.items())
+        notes.append(f"{folder}: {n} runs, {spec.get('reps', 1)} per cell; {setup}"
+                     + (f"; {dup} cells already read from an earlier folder" if dup else ""))
+    return cells, [h for h, _ in DIMS] + extra, notes
+
+
+def choose(combos, index, text_, what):
+    """Keep the combinations whose dimension `index` is one of the comma-separated `text_`."""
+    if not text_:
+        return combos
+    present = list(dict.fromkeys(c[index] for c in combos))
+    chosen = text_.split(",")
+    unknown = [c for c in chosen if c not in present]
     if unknown:
-        raise SystemExit(f"--{what}: unknown {unknown}; expected some of {', '.join(allowed)}")
-    return chosen
+        raise SystemExit(f"--{what}: {unknown} not in the folders; they have {', '.join(present)}")
+    return [c for c in combos if c[index] in chosen]
 
 
-def average(vals):
-    """The mean of one cell's runs (several seeds in a random column); None if any run failed."""
-    return None if None in vals else sum(vals) / len(vals)
+def pct(v, unit=""):
+    return "fail" if v == INF else f"{v:.0f}{unit}"
 
 
-def pct(v):
-    return "fail" if v is None else f"{v * 100:.0f}"
+class Table:
+    def __init__(self, cells, e2es, columns, limit):
+        self.cells, self.e2es, self.limit = cells, e2es, limit
+        self.table2 = [c for c in columns if c in TABLE2]
+        self.rest = [c for c in self.table2 if c != EXCLUDED]
+        self.excluded = [EXCLUDED] if EXCLUDED in columns else []
+        self.beyond = [c for c in columns if c not in TABLE2]
+        self.columns = columns
+
+    def of(self, combo, cols, e2es=None):
+        return [self.cells[(e, combo, k)] for e in (e2es or self.e2es) for k in cols]
+
+    def worst(self, combo, cols, e2es=None):
+        return max((c.mean for c in self.of(combo, cols, e2es)), default=INF)
+
+    def worst_run(self, combo, cols):
+        return max((c.max for c in self.of(combo, cols)), default=INF)
+
+    def mean(self, combo):
+        means = [c.mean for c in self.of(combo, self.columns)]
+        return INF if INF in means else statistics.mean(means)
+
+    def passes(self, combo, cols):
+        return all(c.passes(self.limit) for c in self.of(combo, cols))
+
+    def failing(self, combo, cols):
+        bad = []
+        for e in self.e2es:
+            for k in cols:
+                c = self.cells[(e, combo, k)]
+                if c.mean > 100:
+                    bad.append(f"{e} {k}" + (" (failed)" if c.mean == INF else ""))
+                elif c.max > self.limit:
+                    bad.append(f"{e} {k} (a run at {c.max:.0f})")
+        return ", ".join(bad) or "none"
+
+    def head(self, dims):
+        h = list(dims) + [f"{E2E_NAMES.get(e, e)}: worst without {EXCLUDED}" for e in self.e2es]
+        h += [f"{EXCLUDED} (worst)"] if self.excluded else []
+        h += ["beyond Table 2 (worst)"] if self.beyond else []
+        h += ["mean of all cells", f"worst run without {EXCLUDED}"]
+        return "| " + " | ".join(h) + " |\n|" + "---|" * len(h)
+
+    def row(self, combo):
+        cells = [pct(self.worst(combo, self.rest, [e])) for e in self.e2es]
+        if self.excluded:
+            cells.append(pct(self.worst(combo, self.excluded)))
+        if self.beyond:
+            cells.append(pct(self.worst(combo, self.beyond)))
+        cells += [pct(self.mean(combo)), pct(self.worst_run(combo, self.rest))]
+        return "| " + " | ".join(list(combo) + cells) + " |"
 
 
-def worst(vals):
-    """The worst cell; a failed run (no DLCT) is worse than any number."""
-    return float("inf") if any(v is None for v in vals) else max(vals)
+def rankings(t, combos, dims, top):
+    n = len(combos)
+    every = [c for c in combos if t.passes(c, t.table2)]
+    print(f"\nNever slower in every Table 2 column, {' and '.join(t.e2es)} end to end: {len(every)} of {n} "
+          f"combinations. Lowest worst cell means over the Table 2 columns:\n")
+    print("| " + " | ".join(dims) + " | worst | cells failing the rule |\n|" + "---|" * (len(dims) + 2))
+    for c in sorted(combos, key=lambda c: (t.worst(c, t.table2), t.mean(c)))[:top]:
+        print(f"| {' | '.join(c)} | {pct(t.worst(c, t.table2))} | {t.failing(c, t.table2)} |")
 
+    good = [c for c in combos if t.passes(c, t.rest)]
+    both = [c for c in good if t.passes(c, t.beyond)]
+    print(f"\n### Never slower in every Table 2 column but {EXCLUDED}, {' and '.join(t.e2es)} end to end\n")
+    print(f"{len(good)} of {n} combinations; {len(both)} of them also beyond Table 2 "
+          f"({', '.join(t.beyond) or 'no such columns'}). Sorted by the mean of all their cells "
+          f"(every end-to-end CC, every column); the worst columns are cell means.\n")
+    print(t.head(dims))
+    for c in sorted(good, key=t.mean)[:top]:
+        print(t.row(c))
 
-def column_worst(results, combo, keys, e2es=E2E_CCS):
-    return worst([results[(e, *combo, k)] for e in e2es for k in keys])
-
-
-def mean(results, combo):
-    vals = [results[(e, *combo, k)] for e in E2E_CCS for k in KEYS + EXTRA_KEYS]
-    return float("inf") if None in vals else sum(vals) / len(vals)
-
-
-def over_100(results, combo, keys):
-    bad = [f"{e} {k}" for e in E2E_CCS for k in keys
-           if results[(e, *combo, k)] is None or results[(e, *combo, k)] > 1.0]
-    return ", ".join(bad) or "none"
-
-
-def show(v):
-    return "fail" if v == float("inf") else pct(v)
-
-
-def row(results, combo):
-    """scheduler | tunnel CC | reliability | receiver | Cubic worst | BBR worst | ASYM200 | beyond | mean."""
-    rest = [k for k in KEYS if k != EXCLUDED]
-    cells = [show(column_worst(results, combo, rest, [e])) for e in E2E_CCS]
-    cells += [show(column_worst(results, combo, [EXCLUDED])), show(column_worst(results, combo, EXTRA_KEYS)),
-              show(mean(results, combo))]
-    return "| " + " | ".join(list(combo) + cells) + " |"
-
-
-HEAD = (f"| scheduler | tunnel CC | reliability | receiver | Cubic: worst without {EXCLUDED} | BBR: worst without {EXCLUDED} "
-        f"| {EXCLUDED} (worst) | beyond Table 2 (worst) | mean of all cells |\n|---|---|---|---|---|---|---|---|---|")
-
-
-def report(combos, results, top):
-    rest = [k for k in KEYS if k != EXCLUDED]
-    every = [c for c in combos if column_worst(results, c, KEYS) <= 1.0]
-    print(f"\nAt or below 100% in every one of the Table 2 columns, both end-to-end CCs: {len(every)} of "
-          f"{len(combos)} combinations. Lowest worst cells over the Table 2 columns:\n")
-    print("| scheduler | tunnel CC | reliability | receiver | worst | cells above 100% |\n|---|---|---|---|---|---|")
-    for c in sorted(combos, key=lambda c: (column_worst(results, c, KEYS), mean(results, c)))[:top]:
-        print(f"| {' | '.join(c)} | {show(column_worst(results, c, KEYS))} | {over_100(results, c, KEYS)} |")
-
-    good = [c for c in combos if column_worst(results, c, rest) <= 1.0]
-    both = [c for c in good if column_worst(results, c, EXTRA_KEYS) <= 1.0]
-    print(f"\n### At or below 100% in every column but {EXCLUDED}, both end-to-end CCs\n")
-    print(f"{len(good)} of {len(combos)} combinations; {len(both)} of them also beyond Table 2 "
-          f"({', '.join(EXTRA_KEYS)}). Sorted by the mean of all their cells (both end-to-end CCs, "
-          f"every column).\n")
-    print(HEAD)
-    for c in sorted(good, key=lambda c: mean(results, c))[:top]:
-        print(row(results, c))
-
-    print("\n### The best combination for each value of one dimension (by the mean of all cells)")
-    for index, label in enumerate(["scheduler", "tunnel CC", "reliability", "receiver"]):
-        if len({c[index] for c in combos}) < 2:
-            continue
-        print(f"\nFor each {label}:\n\n{HEAD}")
+    varied = [(i, label) for i, label in enumerate(dims) if len({c[i] for c in combos}) > 1]
+    if varied:
+        print("\n### The best combination for each value of one dimension (by the mean of all cells)")
+    for index, label in varied:
+        print(f"\nFor each {label}:\n\n{t.head(dims)}")
         for v in dict.fromkeys(c[index] for c in combos):
-            print(row(results, min((c for c in combos if c[index] == v), key=lambda c: mean(results, c))))
+            print(t.row(min((c for c in combos if c[index] == v), key=t.mean)))
+
+
+def runs_table(t, combos, dims, seeds):
+    """One row per combination: its runs outside ASYM200, and the runs of column `seeds` by seed."""
+    cols = t.rest + t.beyond
+    seeded = [e for e in t.e2es if seeds in t.columns]
+    rows = []
+    for c in combos:
+        runs = [r for cell in t.of(c, cols) for r in cell.runs]
+        vals = [100 * r["report"]["relative_dlct"] for r in runs if ok(r)]
+        failed = len(runs) - len(vals)
+        above = failed + sum(v > 100 for v in vals)
+        worst = INF if failed else max(vals, default=INF)
+        mean = statistics.mean(vals) if vals else INF
+        by_seed = []
+        for e in seeded:
+            cell = t.cells[(e, c, seeds)]
+            by_seed.append(" ".join(f"{100 * r['report']['relative_dlct']:.0f}" if ok(r) else "fail"
+                                    for r in sorted(cell.runs, key=lambda r: r.get("seed", 0))))
+        rows.append(((above, worst, mean), c, len(runs), above, worst, mean, by_seed))
+    heading = list(dims) + ["runs above 100%", "worst run", "mean", "never slower"]
+    for e in seeded:
+        s = sorted(r.get("seed", 0) for r in t.cells[(e, combos[0], seeds)].runs)
+        heading.append(f"{seeds} under {E2E_NAMES.get(e, e)}, seeds {s[0]}-{s[-1]}" if s else seeds)
+    print(f"\nRuns outside {EXCLUDED}; never slower: the rule above, over the same columns.\n")
+    print("| " + " | ".join(heading) + " |\n|" + "---|" * len(heading))
+    for _, c, n, above, worst, mean, by_seed in sorted(rows, key=lambda r: r[0]):
+        verdict = "yes" if t.passes(c, cols) else "no"
+        print("| " + " | ".join([*c, f"{above} (of {n})", pct(worst, "%"), pct(mean, "%"), verdict, *by_seed]) + " |")
+
+
+def cells_table(t, combos, dims):
+    print("| e2e | " + " | ".join(dims) + " | column | runs | rel. DLCT % mean ± 95% (range) | runs > 100% | failed |")
+    print("|" + "---|" * (len(dims) + 6))
+    for c in combos:
+        for e in t.e2es:
+            for k in t.columns:
+                cell = t.cells[(e, c, k)]
+                print(f"| {e} | {' | '.join(c)} | {k} | {len(cell.runs)} | {mean_ci_range(cell.values)} "
+                      f"| {sum(v > 100 for v in cell.values)} | {cell.failed} |")
+
+
+def write_csv(path, cells, dims):
+    """One row per run, failed runs too (empty numbers), for pandas."""
+    names = [d.replace(" ", "_").lower() for d in dims]
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["e2e_cc", *names, "scenario", "rep", "seed", "status", "relative_dlct", "dlct_s",
+                    "baseline_dlct_s", "path1_share", "path2_share", "e2e_retransmissions", "folder",
+                    "run", "error"])
+        for (e, combo, k), cell in cells.items():
+            for r in cell.runs:
+                rep = r.get("report") or {}
+                paths = rep.get("paths") or []
+                share = [p.get("share", "") for p in paths[:2]] + [""] * (2 - len(paths[:2]))
+                w.writerow([e, *combo, k, r.get("rep"), r.get("seed"), r.get("status"),
+                            rep.get("relative_dlct", ""), rep.get("dlct_s", ""), rep.get("baseline_dlct_s", ""),
+                            *share, (rep.get("e2e") or {}).get("retransmissions", ""), cell.folder,
+                            r.get("run"), r.get("error") or ""])
+    os.replace(path + ".tmp", path)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bytes", type=int, default=100_000_000)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--scheduler", help="comma-separated subset of " + ",".join(SCHEDULERS))
-    ap.add_argument("--tunnel-cc", help="comma-separated subset of " + ",".join(TUNNEL_CCS))
-    ap.add_argument("--reliability", help="comma-separated subset of " + ",".join(RELIABILITIES))
-    ap.add_argument("--receiver", default="adaptive",
-                    help="comma-separated tunnel.reorder policies, of " + ",".join(RECEIVERS))
-    ap.add_argument("--perturb", action="store_true",
-                    help="each loss-free cell is the mean of its run and %d small perturbations" % len(PERTURBATIONS))
-    ap.add_argument("--loss-seeds", type=int, default=5,
-                    help=f"seeds per random column ({', '.join(sorted(RANDOM))}); its cell is their mean")
-    ap.add_argument("--seed-setup", action="store_true",
-                    help="paths unmeasured before the transfer and no path exclusion (as in Pieska et al. 2024)")
-    ap.add_argument("--set", action="append", default=[], help="an override for every run")
-    ap.add_argument("--csv", default="out/never_slower.csv", help="where every cell is written")
-    ap.add_argument("--top", type=int, default=15, help="rows per ranking")
-    ap.add_argument("--from-csv", help="report a CSV this script wrote earlier instead of running")
+    ap.add_argument("dirs", nargs="+", help="folders written by braid sweep --out, read as one")
+    ap.add_argument("--run-limit", type=float, default=105.0,
+                    help="never slower: no run of a cell above this relative DLCT, in %% (105)")
+    ap.add_argument("--top", type=int, default=15, help="rows per ranking (15)")
+    ap.add_argument("--runs", action="store_true", help="one row per combination with its runs outside ASYM200")
+    ap.add_argument("--seeds", default="LOSS2", help="the column whose runs --runs lists by seed (LOSS2; '' for none)")
+    ap.add_argument("--cells", action="store_true", help="one line per cell, with its interval")
+    ap.add_argument("--csv", help="write every run to this CSV, one row each")
+    for (label, key), opt in zip(DIMS, ["scheduler", "tunnel-cc", "reliability", "receiver"]):
+        ap.add_argument(f"--{opt}", help=f"comma-separated {key} values to keep")
     args = ap.parse_args()
-    scheds = names(args.scheduler, SCHEDULERS, "scheduler")
-    ccs = names(args.tunnel_cc, TUNNEL_CCS, "tunnel-cc")
-    rels = names(args.reliability, RELIABILITIES, "reliability")
-    recvs = names(args.receiver, RECEIVERS, "receiver")
-    if args.loss_seeds < 1:
-        raise SystemExit(f"--loss-seeds: must be at least 1, found {args.loss_seeds}")
-    common = [f"e2e.bytes={args.bytes}"] + ([] if args.seed_setup else MEASURED) + args.set
 
-    combos = [(s, c, r, v) for s in scheds for c in ccs for r in rels for v in recvs]
-    if args.from_csv:
-        with open(args.from_csv, newline="") as f:
-            rows = list(csv.DictReader(f))
-        runs = {}
-        for r in rows:
-            key = (r["e2e_cc"], r["scheduler"], r["tunnel_cc"], r["reliability"], r.get("receiver", "adaptive"),
-                   r["scenario"])
-            runs.setdefault(key, []).append(float(r["relative_dlct"]) if r["relative_dlct"] else None)
-        results = {key: average(vals) for key, vals in runs.items()}
-        combos = [c for c in combos if all((e, *c, k) in results for e in E2E_CCS for k in KEYS + EXTRA_KEYS)]
-        print(f"{len(rows)} runs read from {args.from_csv} (set-up: {rows[0]['setup'] if rows else 'none'})")
-        report(combos, results, args.top)
+    cells, dims, notes = load(args.dirs)
+    if args.csv:
+        write_csv(args.csv, cells, dims)
+    e2es = list(dict.fromkeys(e for e, _, _ in cells))
+    columns = list(dict.fromkeys(k for _, _, k in cells))
+    combos = list(dict.fromkeys(c for _, c, _ in cells))
+    complete = [c for c in combos
+                if all((e, c, k) in cells and cells[(e, c, k)].complete for e in e2es for k in columns)]
+    for index, opt in enumerate(["scheduler", "tunnel_cc", "reliability", "receiver"]):
+        complete = choose(complete, index, getattr(args, opt), opt.replace("_", "-"))
+    runs = sum(len(c.runs) for c in cells.values())
+    failed = sum(c.failed for c in cells.values())
+    print("\n".join(notes))
+    print(f"{runs} runs ({failed} failed) in {len(cells)} cells: {len(combos)} combinations x "
+          f"{len(e2es)} end-to-end CCs ({', '.join(e2es)}) x {len(columns)} columns"
+          + (f"; {len(combos) - len(complete)} combinations left out (a cell missing runs, or filtered)"
+             if len(complete) < len(combos) else "")
+          + (f"; every run in {args.csv}" if args.csv else ""))
+    print(f"Never slower: every cell's mean at or below 100% and no run above {args.run_limit:g}%.")
+    if not complete:
         return
-    jobs = {}
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for e2e in E2E_CCS:
-            for s, c, r, v in combos:
-                for k, column in COLUMNS:
-                    if k in RANDOM:
-                        variants = [(f"seed={n}", [f"seed={n}"]) for n in range(1, args.loss_seeds + 1)]
-                    else:
-                        variants = [("base", [])]
-                        if args.perturb:
-                            variants += [(p[0], p) for p in PERTURBATIONS]
-                    for variant, extra in variants:
-                        sets = [f"e2e.cc={e2e}", f"tunnel.scheduler={s}", f"tunnel.cc={c}",
-                                f"tunnel.reliability={r}", f"tunnel.reorder={v}", *extra, *column, *common]
-                        jobs[(e2e, s, c, r, v, k, variant)] = pool.submit(cell, sets)
-    runs = {}
-    for key, f in jobs.items():
-        runs.setdefault(key[:-1], []).append(f.result()[0])
-    results = {key: average(vals) for key, vals in runs.items()}
-
-    os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
-    with open(args.csv + ".tmp", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["e2e_cc", "scheduler", "tunnel_cc", "reliability", "receiver", "scenario", "variant",
-                    "relative_dlct", "dlct_s", "setup"])
-        setup = "seed" if args.seed_setup else "measured+exclusion"
-        for key, fut in jobs.items():
-            rel, dlct = fut.result()
-            w.writerow([*key, "" if rel is None else f"{rel:.4f}", "" if dlct is None else f"{dlct:.3f}", setup])
-    os.replace(args.csv + ".tmp", args.csv)
-
-    print(f"{len(jobs)} runs, {args.bytes} bytes each, {args.loss_seeds} seeds for {', '.join(sorted(RANDOM))}"
-          + (f", {len(PERTURBATIONS)} perturbations of every other cell" if args.perturb else "") + "; set-up: "
-          + ("as in Pieska et al. 2024 (unmeasured paths, no exclusion)" if args.seed_setup else "paths measured, exclusion at 100 ms")
-          + f"; every cell in {args.csv}")
-    report(combos, results, args.top)
+    t = Table(cells, e2es, columns, args.run_limit)
+    if args.cells:
+        cells_table(t, complete, dims)
+    elif args.runs:
+        runs_table(t, complete, dims, args.seeds)
+    else:
+        rankings(t, complete, dims, args.top)
 
 
 if __name__ == "__main__":

@@ -42,17 +42,24 @@ def cells(spec):
         yield dict(zip(names, combo))
 
 
-def cell_reports(folder):
-    """The spec, and per cell (in run order) its axes and the reports of its successful runs."""
+def cell_runs(folder):
+    """The spec, and per cell (in run order) its axes and its runs' journal lines (`run`, `rep`,
+    `seed`, `status`, `error`, `report`, ...) in repetition order, failed runs included; a run
+    the journal does not have yet is left out."""
     spec = tomllib.loads(Path(folder, "spec.toml").read_text())
     reps = spec.get("reps", 1)
     rows = [json.loads(l) for l in Path(folder, "runs.jsonl").read_text().splitlines() if l.strip()]
     by_run = {r["run"]: r for r in rows}
     out = []
     for c, cell in enumerate(cells(spec)):
-        runs = [by_run.get(c * reps + r, {}) for r in range(reps)]
-        out.append((cell, [r["report"] for r in runs if r.get("status") == "ok"]))
+        out.append((cell, [by_run[c * reps + r] for r in range(reps) if c * reps + r in by_run]))
     return spec, out
+
+
+def cell_reports(folder):
+    """The spec, and per cell (in run order) its axes and the reports of its successful runs."""
+    spec, groups = cell_runs(folder)
+    return spec, [(cell, [r["report"] for r in runs if r.get("status") == "ok"]) for cell, runs in groups]
 
 
 def entry(spec, axis, label):
