@@ -28,6 +28,7 @@ the per-cell table out.
 import argparse
 import statistics
 import sys
+from pathlib import Path
 
 from sweep_journal import cell_reports
 
@@ -81,6 +82,24 @@ def relative_to_baselines(lab_folder, baseline_folder):
     return spec, out, baselines
 
 
+def detail(folder):
+    """Per cell (keyed by its sorted axis values): path 1's share of the bytes and the
+    end-to-end retransmissions, as mean (a simulated folder) or median (a lab folder) of its
+    runs, formatted; `-` where the reports lack them."""
+    spec, groups = cell_reports(folder)
+    lab = Path(folder, "spec.hash").read_text().split()[1:2] != []
+    pick = statistics.median if lab else statistics.mean
+    out = {}
+    for cell, runs in groups:
+        shares = [r["paths"][0]["share"] for r in runs if r.get("paths")]
+        retx = [r["e2e"]["retransmissions"] for r in runs if r.get("e2e", {}).get("retransmissions") is not None]
+        out[tuple(sorted(cell.items()))] = (
+            f"{100 * pick(shares):.0f}%" if shares else "-",
+            f"{pick(retx):.0f}" if retx else "-",
+        )
+    return out
+
+
 def stats_line(pairs, inside, err_unit, relative):
     mae = statistics.mean(abs(a - b) for a, b in pairs)
     rho = spearman([a for a, _ in pairs], [b for _, b in pairs])
@@ -125,6 +144,9 @@ def main():
                     help="folder of the lab's baseline sweep (--lab-mode baseline)")
     ap.add_argument("--by", metavar="AXIS", help="also the statistics per value of this axis")
     ap.add_argument("--summary-only", action="store_true", help="leave the per-cell table out")
+    ap.add_argument("--detail", action="store_true",
+                    help="per cell also path 1's share of the bytes and the end-to-end "
+                         "retransmissions, simulator mean against lab median (for tracing)")
     args = ap.parse_args()
     _, unit, err_unit = METRICS[args.metric]
     relative = args.metric == "relative_dlct"
@@ -140,9 +162,14 @@ def main():
     names = list(sim_spec.get("axes", {}))
     if args.by and args.by not in names:
         sys.exit(f"--by {args.by}: not an axis of the spec (axes: {', '.join(names)})")
+    extra = ""
+    if args.detail:
+        sim_detail, lab_detail = detail(args.sim), detail(args.lab)
+        extra = " path 1 share sim / lab | e2e retrans sim / lab |"
     if not args.summary_only:
-        print("| " + " | ".join(names) + " | sim mean (sd) | lab median (range) | sim in lab range |")
-        print("|" + "---|" * (len(names) + 3))
+        print("| " + " | ".join(names) + " | sim mean (sd) | lab median (range) | sim in lab range |"
+              + extra)
+        print("|" + "---|" * (len(names) + 3 + 2 * args.detail))
     pairs, inside, groups = [], 0, {}
     for (cell, s), (_, l) in zip(sim, lab):
         if not s or not l:
@@ -158,9 +185,14 @@ def main():
             g[0].append((sm, lm))
             g[1] += ok
         if not args.summary_only:
-            print("| " + " | ".join(str(cell[n]) for n in names) +
-                  f" | {sm:.1f}{unit} ({sd:.1f}) | {lm:.1f}{unit} ({min(l):.1f}-{max(l):.1f})"
-                  f" | {'yes' if ok else 'no'} |")
+            row = ("| " + " | ".join(str(cell[n]) for n in names) +
+                   f" | {sm:.1f}{unit} ({sd:.1f}) | {lm:.1f}{unit} ({min(l):.1f}-{max(l):.1f})"
+                   f" | {'yes' if ok else 'no'} |")
+            if args.detail:
+                key = tuple(sorted(cell.items()))
+                (ss, sr), (ls, lr) = sim_detail[key], lab_detail[key]
+                row += f" {ss} / {ls} | {sr} / {lr} |"
+            print(row)
     if not pairs:
         sys.exit("no cell has runs in both folders")
     if args.by:
