@@ -316,7 +316,8 @@ fn flatten(
     Ok(leaves)
 }
 
-fn flatten_into(t: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
+/// The leaves of `t` as (dotted key, value), a nested table and a quoted dotted key alike.
+pub(crate) fn flatten_into(t: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
     for (k, v) in t {
         let name = join(prefix, k);
         match v {

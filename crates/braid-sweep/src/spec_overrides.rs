@@ -10,7 +10,7 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
-use crate::spec::{Spec, SpecError};
+use crate::spec::{flatten_into, Spec, SpecError};
 
 /// A line the command line wrote into the spec carries this comment.
 const MARK: &str = "# set on the command line";
@@ -87,7 +87,7 @@ impl SpecOverrides {
             for axis in &spec.axes {
                 let swept = match &axis.tables {
                     None => axis.key == key,
-                    Some(tables) => tables.iter().flatten().any(|(k, _)| k == key),
+                    Some(_) => axis.override_keys().iter().any(|k| k == key),
                 };
                 if swept {
                     return Err(cli_set(
@@ -126,22 +126,13 @@ fn toml_value(value: &str) -> String {
 /// The dotted keys the spec's `[set]` gives (quoted dotted keys and nested tables alike); none
 /// when the text does not parse (the parse after [`SpecOverrides::apply`] reports that).
 fn spec_set_keys(text: &str) -> Vec<String> {
-    fn walk(prefix: &str, t: &Table, out: &mut Vec<String>) {
-        for (k, v) in t {
-            let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-            match v {
-                Value::Table(inner) => walk(&key, inner, out),
-                _ => out.push(key),
-            }
-        }
-    }
-    let mut out = Vec::new();
+    let mut leaves = Vec::new();
     if let Ok(t) = text.parse::<Table>() {
         if let Some(Value::Table(set)) = t.get("set") {
-            walk("", set, &mut out);
+            flatten_into(set, "", &mut leaves);
         }
     }
-    out
+    leaves.into_iter().map(|(k, _)| k).collect()
 }
 
 /// `text` with its top-level `key = ...` line replaced by `key = value`, or the line added at

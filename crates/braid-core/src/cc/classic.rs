@@ -120,16 +120,21 @@ impl ClassicWindow {
         }
         // RFC 9002 section 7.3.2: a packet sent after the episode began was acknowledged.
         self.episode = Episode::Open;
-        let may_grow = cwnd_usage::may_grow(
+        if !self.window_used(ack) {
+            return 0;
+        }
+        ack.newly_acked_bytes
+    }
+
+    /// Whether the sender used this window as `ack` reports it, so that the ACK may grow it
+    /// (Linux `tcp_is_cwnd_limited`, [`cwnd_usage::may_grow`]).
+    pub(super) fn window_used(&self, ack: &AckEvent) -> bool {
+        cwnd_usage::may_grow(
             ack.cwnd_limited,
             ack.max_in_flight_bytes,
             self.cwnd_bytes,
             self.in_slow_start(),
-        );
-        if !may_grow {
-            return 0;
-        }
-        ack.newly_acked_bytes
+        )
     }
 
     /// Whether a packet sent at `sent_time` left before the current episode began. A packet sent

@@ -83,7 +83,7 @@ use std::time::Duration;
 use super::classic::{ClassicWindow, DEFAULT_ABC_LIMIT_SEGMENTS};
 use super::hystart::{Hystart, HystartConfig};
 use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, Controller};
-use crate::path::{cwnd_usage, RttEstimator};
+use crate::path::RttEstimator;
 use crate::time::Instant;
 use crate::ConfigError;
 
@@ -458,12 +458,7 @@ impl Controller for Cubic {
         self.last_ack_time = Some(ack.now);
         // The window went unused by the same test that keeps it from growing (Linux
         // `tcp_is_cwnd_limited`), so the curve and the window stand still together.
-        let unused = !cwnd_usage::may_grow(
-            ack.cwnd_limited,
-            ack.max_in_flight_bytes,
-            self.window.cwnd_bytes,
-            self.window.in_slow_start(),
-        );
+        let unused = !self.window.window_used(ack);
 
         let acked = self.window.on_ack(ack);
         if let Some(hystart) = self.hystart.as_mut().filter(|_| self.window.in_slow_start()) {
