@@ -23,17 +23,39 @@ use braid_core::Instant;
 
 /// The most a server sends an address it has not validated, per byte received from it.
 pub const AMPLIFICATION_LIMIT: u64 = 3;
-/// How soon a challenge may be repeated for the same address (a challenge or its response can
-/// be lost): the liveness probe interval's order.
+/// How soon a first challenge may be repeated for the same address (a challenge or its
+/// response can be lost): the liveness probe interval's order. Each unanswered challenge doubles
+/// the interval, up to [`MAX_RECHALLENGE_AFTER`] (RFC 9000 section 8.2.1 paces challenges by
+/// the path's PTO, which backs off the same way).
 pub const RECHALLENGE_AFTER: Duration = Duration::from_millis(100);
+/// The longest interval between two challenges to the same address.
+pub const MAX_RECHALLENGE_AFTER: Duration = Duration::from_millis(800);
+/// Challenges whose response still validates: the latest ones sent (RFC 9000 section 8.2.2: a
+/// response must match *a* challenge sent, not only the last). A path whose round trip is longer
+/// than the interval between challenges answers an earlier one than the latest; with the
+/// backoff above, four outstanding tokens cover round trips of 1.5 s and more.
+pub const OUTSTANDING_CHALLENGES: usize = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Candidate {
     addr: SocketAddr,
-    token: u64,
+    /// The latest challenges' tokens, newest first (0: none; a token is a nanosecond
+    /// timestamp after the daemon's start, so never 0 for a challenge).
+    tokens: [u64; OUTSTANDING_CHALLENGES],
     received: u64,
     sent: u64,
     last_challenge: Option<Instant>,
+    /// Challenges sent without a valid response: the backoff's exponent.
+    unanswered: u32,
+}
+
+impl Candidate {
+    /// How long after the last challenge the next one may go.
+    fn rechallenge_after(&self) -> Duration {
+        let doubled =
+            RECHALLENGE_AFTER.saturating_mul(1 << self.unanswered.saturating_sub(1).min(16));
+        doubled.min(MAX_RECHALLENGE_AFTER)
+    }
 }
 
 /// The candidate addresses of every path of a server.
@@ -64,31 +86,37 @@ impl PathValidation {
             Some(c) if c.addr == addr => c,
             _ => slot.insert(Candidate {
                 addr,
-                token: now.as_nanos(),
+                tokens: [0; OUTSTANDING_CHALLENGES],
                 received: 0,
                 sent: 0,
                 last_challenge: None,
+                unanswered: 0,
             }),
         };
         c.received += len;
-        let due = c.last_challenge.is_none_or(|t| now.saturating_since(t) >= RECHALLENGE_AFTER);
+        let due = c.last_challenge.is_none_or(|t| now.saturating_since(t) >= c.rechallenge_after());
         let allowed = c.sent + self.challenge_bytes <= AMPLIFICATION_LIMIT * c.received;
         if !(due && allowed) {
             return None;
         }
         c.sent += self.challenge_bytes;
         c.last_challenge = Some(now);
-        // A fresh token per challenge: the timestamp of this one (it doubles as an RTT sample).
-        c.token = now.as_nanos();
-        Some(c.token)
+        c.unanswered = c.unanswered.saturating_add(1);
+        // A fresh token per challenge: the timestamp of this one (it doubles as an RTT sample;
+        // at least 1, so that it never reads as an empty slot).
+        let token = now.as_nanos().max(1);
+        c.tokens.rotate_right(1);
+        c.tokens[0] = token;
+        Some(token)
     }
 
     /// An authenticated probe response echoing `token` arrived on path `i` from `addr`:
-    /// whether it validates `addr` (it is the path's candidate and the token is its latest
-    /// challenge's). A validated candidate is forgotten: the caller makes it the remote.
+    /// whether it validates `addr` (it is the path's candidate and the token is one of its
+    /// [`OUTSTANDING_CHALLENGES`] latest challenges'). A validated candidate is forgotten: the
+    /// caller makes it the remote.
     pub fn on_response(&mut self, i: usize, addr: SocketAddr, token: u64) -> bool {
         let Some(slot) = self.candidates.get_mut(i) else { return false };
-        if slot.is_some_and(|c| c.addr == addr && c.token == token && c.last_challenge.is_some()) {
+        if slot.is_some_and(|c| c.addr == addr && token != 0 && c.tokens.contains(&token)) {
             *slot = None;
             return true;
         }
@@ -120,7 +148,7 @@ mod tests {
         let mut v = PathValidation::new(2, 80);
         let mut sent = 0;
         for k in 0..50 {
-            if v.on_unvalidated(ms(200 * k), 0, addr(1), 30).is_some() {
+            if v.on_unvalidated(ms(800 * k), 0, addr(1), 30).is_some() {
                 sent += 80;
             }
             let (s, r) = v.candidate_bytes(0).unwrap();
@@ -136,25 +164,62 @@ mod tests {
     }
 
     #[test]
-    fn a_challenge_repeats_only_after_the_rechallenge_interval() {
+    fn a_challenge_repeats_only_after_the_rechallenge_interval_which_backs_off() {
         let mut v = PathValidation::new(1, 10);
         assert!(v.on_unvalidated(ms(0), 0, addr(1), 100).is_some());
         assert_eq!(v.on_unvalidated(ms(50), 0, addr(1), 100), None);
         assert!(v.on_unvalidated(ms(100), 0, addr(1), 100).is_some());
+        // Unanswered twice: 200 ms, then 400, then 800 ms and no longer.
+        assert_eq!(v.on_unvalidated(ms(299), 0, addr(1), 100), None);
+        assert!(v.on_unvalidated(ms(300), 0, addr(1), 100).is_some());
+        assert_eq!(v.on_unvalidated(ms(699), 0, addr(1), 100), None);
+        assert!(v.on_unvalidated(ms(700), 0, addr(1), 100).is_some());
+        assert!(v.on_unvalidated(ms(1500), 0, addr(1), 100).is_some());
+        assert_eq!(v.on_unvalidated(ms(2299), 0, addr(1), 100), None);
+        assert!(v.on_unvalidated(ms(2300), 0, addr(1), 100).is_some());
     }
 
     #[test]
-    fn only_the_latest_token_from_the_candidate_on_its_path_validates() {
+    fn a_response_to_any_outstanding_challenge_validates_but_not_an_older_one() {
         let mut v = PathValidation::new(2, 10);
-        let first = v.on_unvalidated(ms(0), 0, addr(1), 100).unwrap();
-        let latest = v.on_unvalidated(ms(150), 0, addr(1), 100).unwrap();
-        assert_ne!(first, latest);
-        assert!(!v.on_response(0, addr(1), first), "a stale token");
-        assert!(!v.on_response(0, addr(2), latest), "another address");
-        assert!(!v.on_response(1, addr(1), latest), "another path");
-        assert!(v.on_response(0, addr(1), latest));
-        assert!(!v.on_response(0, addr(1), latest), "validated once; the candidate is gone");
+        let mut tokens = Vec::new();
+        for at in [0, 100, 300, 700, 1500] {
+            tokens.push(v.on_unvalidated(ms(at), 0, addr(1), 100).unwrap());
+        }
+        assert!(
+            !v.on_response(0, addr(1), tokens[0]),
+            "five challenges ago: no longer outstanding"
+        );
+        assert!(!v.on_response(0, addr(1), 0), "no token is not a token");
+        assert!(!v.on_response(0, addr(2), tokens[4]), "another address");
+        assert!(!v.on_response(1, addr(1), tokens[4]), "another path");
+        assert!(v.on_response(0, addr(1), tokens[1]), "the oldest outstanding one");
+        assert!(!v.on_response(0, addr(1), tokens[4]), "validated once; the candidate is gone");
         assert_eq!(v.candidate_bytes(0), None);
+    }
+
+    /// The lab's ASYM200 path (220 ms RTT) was never validated while every challenge replaced
+    /// the last one's token: the client's datagrams kept coming, a challenge went every 100 ms,
+    /// and each response arrived two challenges late.
+    #[test]
+    fn a_path_whose_round_trip_is_longer_than_the_challenge_interval_is_validated() {
+        let rtt = 220;
+        let mut v = PathValidation::new(1, 10);
+        let mut sent: Vec<(u64, u64)> = Vec::new(); // (response arrives at ms, token)
+        let mut validated_at = None;
+        for now in (0..3000).step_by(10) {
+            // The client sends something every 10 ms; responses arrive one RTT after.
+            if let Some(&(_, token)) = sent.iter().find(|(at, _)| *at == now) {
+                if v.on_response(0, addr(1), token) {
+                    validated_at = Some(now);
+                    break;
+                }
+            }
+            if let Some(token) = v.on_unvalidated(ms(now), 0, addr(1), 100) {
+                sent.push((now + rtt, token));
+            }
+        }
+        assert_eq!(validated_at, Some(rtt), "the first challenge's response validates");
     }
 
     #[test]
