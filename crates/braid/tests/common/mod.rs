@@ -119,17 +119,21 @@ pub fn fail_path_1_during<R: Send>(
     })
 }
 
-/// What [`cut_path_1_uplink_during`] saw: the server's path 1 transmissions (tx_pkts of its
-/// status) at the moments that matter.
+/// What [`cut_path_1_uplink_during`] saw: the datagrams the client received on path 1
+/// (rx_pkts of its status) and the server's path 1 transmissions (tx_pkts of its status) at the
+/// moments that matter. What the client received is the test's measure: a transmission the
+/// server counts may never have left it (until bec3dd6 a reliable path's resends were counted
+/// and not sent).
 pub struct UplinkCut<R> {
     pub result: R,
     /// Whether the server's liveness marked path 1 down during the cut (it hears nothing).
     pub seen_down: bool,
-    /// When the cut began, when it ended, 1 s after, and once the transfer finished.
-    pub tx_at_cut: u64,
-    pub tx_at_return: u64,
-    pub tx_1s_after: u64,
-    pub tx_after: u64,
+    /// (client rx, server tx) when the cut began, when it ended, 1 s after, and once the
+    /// transfer finished.
+    pub at_cut: (u64, u64),
+    pub at_return: (u64, u64),
+    pub one_s_after: (u64, u64),
+    pub after: (u64, u64),
 }
 
 /// The nftables table [`cut_path_1_uplink_during`] adds to the proxy namespace.
@@ -169,11 +173,14 @@ pub fn cut_path_1_uplink_during<R: Send>(
 ) -> UplinkCut<R> {
     let proxy = topo.proxy().name();
     let ifname = &topo.paths()[0].upstream.ifname;
-    let tx = || pair.server_status().unwrap().paths[0].tx_pkts;
+    let tx = || {
+        let rx = pair.client_status().unwrap().paths[0].rx_pkts;
+        (rx, pair.server_status().unwrap().paths[0].tx_pkts)
+    };
     thread::scope(|sc| {
         let transfer = sc.spawn(transfer);
         thread::sleep(Duration::from_secs(1));
-        let tx_at_cut = tx();
+        let at_cut = tx();
         nft_in(proxy, &["add", "table", "inet", CUT_TABLE]);
         let guard = Cut(proxy);
         let chain = "{ type filter hook input priority 0; }";
@@ -186,12 +193,12 @@ pub fn cut_path_1_uplink_during<R: Send>(
             seen_down |= pair.server_status().is_ok_and(|st| !st.paths[0].up);
             thread::sleep(Duration::from_millis(100).min(end - Instant::now()));
         }
-        let tx_at_return = tx();
+        let at_return = tx();
         drop(guard);
         thread::sleep(Duration::from_secs(1));
-        let tx_1s_after = tx();
+        let one_s_after = tx();
         let result = transfer.join().unwrap();
-        let tx_after = tx();
-        UplinkCut { result, seen_down, tx_at_cut, tx_at_return, tx_1s_after, tx_after }
+        let after = tx();
+        UplinkCut { result, seen_down, at_cut, at_return, one_s_after, after }
     })
 }
