@@ -594,8 +594,9 @@ fn e2e_cubic_undo_reaches_the_server_and_names_its_choices() {
         AppConfig::Tcp { cc, .. } => cc.cubic_undo,
         AppConfig::Udp { .. } => panic!("a TCP download"),
     };
-    assert_eq!(undo(&Scenario::default()), CubicUndo::Rfc9438);
-    assert_eq!(undo(&load("", &["e2e.cubic_undo=linux"]).unwrap()), CubicUndo::Linux);
+    // Linux's undo by default (tcp_cubic undoes with tcp_reno_undo_cwnd).
+    assert_eq!(undo(&Scenario::default()), CubicUndo::Linux);
+    assert_eq!(undo(&load("", &["e2e.cubic_undo=rfc9438"]).unwrap()), CubicUndo::Rfc9438);
     let err = load("", &["e2e.cubic_undo=bsd"]).unwrap_err().to_string();
     assert!(err.contains("e2e.cubic_undo") && err.contains("rfc9438, linux"), "{err}");
 }
@@ -607,8 +608,10 @@ fn e2e_dsack_reaches_the_tcp_config() {
         AppConfig::Tcp { tcp, .. } => tcp.dsack,
         AppConfig::Udp { .. } => panic!("a TCP download"),
     };
-    assert!(!dsack(&Scenario::default()));
-    assert!(dsack(&load("", &["e2e.dsack=true"]).unwrap()));
+    // Linux's default (tcp_dsack = 1), in the built-in default and in scenarios/default.toml.
+    assert!(dsack(&Scenario::default()));
+    assert!(dsack(&load("", &[]).unwrap()));
+    assert!(!dsack(&load("", &["e2e.dsack=false"]).unwrap()));
 }
 
 #[test]
