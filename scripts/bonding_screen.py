@@ -15,10 +15,17 @@ Usage (root, after `cargo build --release -p braid`):
   sudo python3 scripts/bonding_screen.py --variants default,fastloss200 --cc cubic,bbr \
       --cells none,p1,p2 --bytes 100000000 --reps 2 --baseline
   sudo python3 scripts/bonding_screen.py --variants before,default --before-daemon OLD/braid ...
+
+Each run's row goes to stderr as a JSON line as it ends; `--rows FILE` renders the table again
+from such lines without running anything (data/lab keeps the screens the docs quote).
+`--lab-baselines DIR` takes the baselines (path 1 alone, no loss, the default scenario's cell
+per e2e CC, median of its runs) from a `braid sweep --backend lab --lab-mode baseline` folder
+of the same download size instead of measuring them (data/lab/lab-matrix-baselines: 50 MB).
 """
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -76,6 +83,9 @@ def main():
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--baseline", action="store_true")
     ap.add_argument("--before-daemon", help="braid executable whose daemons run the `before` variant")
+    ap.add_argument("--rows", help="render from these JSON lines (a screen's stderr) instead of running")
+    ap.add_argument("--lab-baselines", metavar="DIR",
+                    help="baselines from this lab baseline sweep folder (its default cell)")
     args = ap.parse_args()
     variants = args.variants.split(",")
     for v in variants:
@@ -88,7 +98,16 @@ def main():
         if c not in CELLS:
             raise SystemExit(f"--cells: unknown {c!r}; known: {', '.join(CELLS)}")
     rows, baselines = [], {}
-    for rep in range(1, args.reps + 1):
+    if args.lab_baselines:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from sweep_journal import cell_reports
+        for cell, reports in cell_reports(args.lab_baselines)[1]:
+            if cell.get("keys", "") == "" and reports:
+                baselines[cell["e2e.cc"]] = statistics.median(r["dlct_s"] for r in reports)
+    if args.rows:
+        rows = [json.loads(line) for line in open(args.rows) if line.strip()]
+        rows = [r for r in rows if r["variant"] in variants and r["cell"] in cells]
+    for rep in range(1, 0 if args.rows else args.reps + 1):
         for cc in args.cc.split(","):
             for cell in cells:
                 for v in variants:
@@ -106,7 +125,7 @@ def main():
                            "sched_drops": r["drops"]["scheduler"]}
                     rows.append(row)
                     print(json.dumps(row), file=sys.stderr, flush=True)
-    print("| e2e cc | cell | variant | runs | DLCT s, median (range) | rel. DLCT median | "
+    print("| e2e cc | cell | variant | runs | DLCT s, median (range) | rel. DLCT median (range) | "
           "retrans median | gaps given up median | sched drops median | e2e srtt ms median |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     med = statistics.median
@@ -114,8 +133,11 @@ def main():
         for cell in cells:
             for v in variants:
                 rs = [r for r in rows if (r["cc"], r["cell"], r["variant"]) == (cc, cell, v)]
+                if not rs:
+                    continue
                 d = [r["dlct_s"] for r in rs]
-                rel = f"{med(d) / baselines[cc]:.0%}" if cc in baselines else "-"
+                rel = (f"{med(d) / baselines[cc]:.0%} ({min(d) / baselines[cc]:.0%}-"
+                       f"{max(d) / baselines[cc]:.0%})" if cc in baselines else "-")
                 print(f"| {cc} | {cell} | {v} | {len(rs)} | {med(d):.2f} ({min(d):.2f}-{max(d):.2f}) "
                       f"| {rel} | {med(r['retrans'] for r in rs):.0f} "
                       f"| {med(r['gaps_given_up'] for r in rs):.0f} "
