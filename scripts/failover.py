@@ -21,11 +21,13 @@ import subprocess
 import sys
 
 
-def run(braid, cc, nbytes, cut, daemon):
+def run(braid, cc, nbytes, cut, daemon, sets=()):
     cmd = [
         braid, "lab", "scenarios/bonding.toml", "--mode", "tunnel", "--emulator", "linkem",
         "--cut", cut, "--set", f"e2e.bytes={nbytes}", "--set", f"e2e.cc={cc}", "--json",
     ] + (["--daemon", daemon] if daemon else [])
+    for s in sets:
+        cmd += ["--set", s]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr else "failed"}
@@ -46,6 +48,9 @@ def main():
     ap.add_argument("--bytes", type=int, default=100_000_000)
     ap.add_argument("--cut", default="wifi:3-6")
     ap.add_argument("--daemon", help="run the daemons from another braid build")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a scenario field over the daemon's default (repeatable), e.g. a "
+                         "candidate default: --set tunnel.reorder=static")
     args = ap.parse_args()
     if not 1 <= args.reps <= 100:
         sys.exit("--reps must be in 1..=100")
@@ -55,7 +60,7 @@ def main():
     for cc in ["cubic", "bbr"]:
         rows[cc] = []
         for rep in range(1, args.reps + 1):
-            r = run(args.braid, cc, args.bytes, args.cut, args.daemon)
+            r = run(args.braid, cc, args.bytes, args.cut, args.daemon, args.set)
             if "error" in r:
                 print(f"| {cc} | {rep} | failed: {r['error']} | | | | |")
                 continue

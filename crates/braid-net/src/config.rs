@@ -726,10 +726,15 @@ fn read_secret_file(field: &str, path: &Path) -> Result<Zeroizing<String>, Confi
 pub fn default_tunnel(transport: Transport) -> TunnelSection {
     match transport {
         Transport::Udp => TunnelSection::bonding(),
+        // Kernel-TCP paths keep the adaptive wait they were measured with (the UDP default's
+        // fast loss detection was chosen from UDP paths only).
         Transport::Tcp => TunnelSection {
             transport: Transport::Tcp,
             cc: TunnelCc::Bbr,
             max_rtt_spread_ms: None,
+            reorder: braid_core::reorder::ReorderKind::Adaptive,
+            static_wait_ms: TunnelSection::default().static_wait_ms,
+            fast_loss_detection: false,
             ..TunnelSection::bonding()
         },
     }
@@ -1407,6 +1412,7 @@ cost = 7
 
     #[test]
     fn the_tunnel_defaults_are_for_bonding_and_a_section_changes_only_what_it_gives() {
+        use braid_core::reorder::ReorderKind;
         use braid_core::sched::SchedulerKind;
         use braid_core::tunnel::Reliability;
         let no_section = CLIENT.replace("[tunnel]\nscheduler = \"srtt\"\ncc = \"cubic\"\n", "");
@@ -1418,6 +1424,12 @@ cost = 7
             (Reliability::Reliable, Some(100.0))
         );
         assert_eq!(c.core_config().max_rtt_spread, Some(Duration::from_millis(100)));
+        // The receiver over UDP paths: fast loss detection, at most 200 ms of static wait.
+        let reorder = c.core_config().reorder;
+        assert_eq!(
+            (reorder.kind, reorder.static_wait, reorder.fast_loss_detection),
+            (ReorderKind::Static, Duration::from_millis(200), true)
+        );
         // CLIENT's section sets the scheduler and cc; the rest stays the bonding default.
         let c = DaemonConfig::from_toml_str(CLIENT).unwrap();
         assert_eq!((c.tunnel.scheduler, c.tunnel.cc), (SchedulerKind::Srtt, TunnelCc::Cubic));
@@ -1445,6 +1457,9 @@ cost = 7
             (c.tunnel.reliability, c.tunnel.max_rtt_spread_ms),
             (Reliability::Reliable, None)
         );
+        // ... and keep the adaptive wait they were measured with.
+        let reorder = c.core_config().reorder;
+        assert_eq!((reorder.kind, reorder.fast_loss_detection), (ReorderKind::Adaptive, false));
         let given = format!("{tcp}[tunnel]\nrepair_wait_ms = 200\n");
         let e = DaemonConfig::from_toml_str(&given).unwrap_err().to_string();
         assert!(e.contains("tunnel.repair_wait_ms") && e.contains("UDP transport only"), "{e}");
