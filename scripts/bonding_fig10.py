@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sim_vs_lab_sweeps import relative_to_baselines  # noqa: E402
-from sweep_journal import cell_runs, cell_reports, mean_ci_range  # noqa: E402
+from sweep_journal import cell_runs, mean_ci_range  # noqa: E402
 
 RUN_LIMIT = 105.0
 
@@ -47,9 +47,8 @@ def main():
 
     spec, rel, _ = relative_to_baselines(args.lab, args.baselines)
     _, runs = cell_runs(args.lab)
-    _, reports = cell_reports(args.lab)
     failed = {key(cell): sum(r.get("status") != "ok" for r in rs) for cell, rs in runs}
-    detail = {key(cell): rs for cell, rs in reports}
+    detail = {key(cell): [r["report"] for r in rs if r.get("status") == "ok"] for cell, rs in runs}
     sim = {}
     if args.sim:
         _, sruns = cell_runs(args.sim)

@@ -24,7 +24,7 @@ use braid_lab::tunnel::{
 };
 use braid_sim::Scenario;
 
-use common::{braid_exe, leftovers, serial};
+use common::{braid_exe, leftovers, linkem, serial};
 
 /// Limit on any one transfer here: every test must end well within 60 s.
 const TRANSFER_LIMIT: Duration = Duration::from_secs(30);
@@ -462,10 +462,7 @@ fn probe_echoes_measure_the_rtt_of_quiet_paths() {
     let _turn = serial();
     let s = scenario(&[]);
     let prefix = unique_prefix("bp");
-    let emulator = Emulator::Linkem {
-        braid_exe: braid_exe().to_path_buf(),
-        ready_timeout: Duration::from_secs(5),
-    };
+    let emulator = linkem();
     let topo = topology(&s, &prefix, emulator);
     let pair = start_tunnel(&topo, &s, braid_exe()).unwrap();
     // Probes go out every 100 ms on a quiet path; the status is refreshed every 100 ms.
@@ -515,10 +512,7 @@ fn cubic_through_path_1(aqm: &str) -> (f64, f64, usize, f64) {
         &format!("paths.0.aqm={aqm}"),
     ]);
     let prefix = unique_prefix("be");
-    let emulator = Emulator::Linkem {
-        braid_exe: braid_exe().to_path_buf(),
-        ready_timeout: Duration::from_secs(5),
-    };
+    let emulator = linkem();
     let topo = topology(&s, &prefix, emulator);
     let ue = topo.route_single_path(1).unwrap();
     let report = download(topo.server().name(), topo.ue().name(), &s, (ue, TRANSFER_PORT).into());

@@ -19,8 +19,8 @@ use braid_lab::tunnel::TunnelPair;
 use braid_sim::Scenario;
 
 use common::{
-    braid_exe, cut_path_1_uplink_during, fail_path_1_during, leftovers, serial, udp_flow, Failover,
-    UplinkCut,
+    braid_exe, cut_path_1_uplink_during, fail_path_1_during, leftovers, linkem, serial, udp_flow,
+    Failover, UplinkCut,
 };
 
 /// A topology and a tunnel pair for `overrides` on the default scenario.
@@ -160,10 +160,7 @@ fn feedback_cut_path_1_carries_data_within_1_s_of_its_feedback_returning() {
 #[test]
 fn reliable_newreno_paths_repair_a_loss_burst_and_the_download_completes() {
     let _turn = serial();
-    let emulator = Emulator::Linkem {
-        braid_exe: braid_exe().to_path_buf(),
-        ready_timeout: Duration::from_secs(5),
-    };
+    let emulator = linkem();
     let overrides = [
         "e2e.bytes=30000000",
         "e2e.cc=bbr",
@@ -192,10 +189,7 @@ fn integrity_50_mb_arrive_byte_exact_under_reordering_and_loss_on_one_path() {
     // Round robin over paths of 20 and 40 ms RTT reorders every other packet; path 2 also
     // loses 1% of what it carries. linkem emulates both (htb cannot delay or lose). BBR end to
     // end, because Cubic over 0.5% loss at 80 ms RTT would take minutes (Mathis et al. 1997).
-    let emulator = Emulator::Linkem {
-        braid_exe: braid_exe().to_path_buf(),
-        ready_timeout: Duration::from_secs(5),
-    };
+    let emulator = linkem();
     let (s, topo, pair, prefix) = bring_up(
         &["e2e.bytes=50000000", "e2e.cc=bbr", "paths.1.loss=0.01", "tunnel.scheduler=rr"],
         emulator,

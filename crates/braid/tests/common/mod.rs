@@ -10,7 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use braid_lab::netns::{list_netns_with_prefix, run_in};
-use braid_lab::topology::Topology;
+use braid_lab::topology::{Emulator, Topology};
 use braid_lab::tunnel::TunnelPair;
 
 /// The tests measure rates and delays on a 2-core machine, and linkem spins a core per loaded
@@ -24,6 +24,12 @@ pub fn serial() -> MutexGuard<'static, ()> {
 
 pub fn braid_exe() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_braid"))
+}
+
+/// `braid linkem` from this build as the link emulator (delay and loss, which htb lacks), ready
+/// within 5 s.
+pub fn linkem() -> Emulator {
+    Emulator::Linkem { braid_exe: braid_exe().to_path_buf(), ready_timeout: Duration::from_secs(5) }
 }
 
 /// The namespaces of `prefix` still present.
