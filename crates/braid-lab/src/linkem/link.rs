@@ -70,7 +70,9 @@ impl EmulatedLink {
         let spec = config.link_spec();
         EmulatedLink {
             delay_ns: spec.delay_ns,
-            link: Link::new(spec),
+            // Ends of serialisation played by `advance`, as the doc above says, whatever the
+            // spec (a scheduled link would need the same settling on every read).
+            link: Link::with_events(spec),
             service_end: None,
             now: Instant::ZERO,
             rng: Pcg64Mcg::seed_from_u64(seed),
@@ -95,7 +97,7 @@ impl EmulatedLink {
                 self.service_end = Some(end);
                 Admission::Accepted
             }
-            Enqueue::Queued => Admission::Accepted,
+            Enqueue::Queued | Enqueue::Scheduled(_) => Admission::Accepted,
             Enqueue::DroppedBuffer => Admission::DroppedBuffer,
             Enqueue::DroppedLoss => Admission::DroppedLoss,
         }
@@ -130,7 +132,7 @@ impl EmulatedLink {
 
     /// Frames in the FIFO now.
     pub fn queue_len(&self) -> usize {
-        self.link.queue_len()
+        self.link.queue_len(self.now)
     }
 }
 
