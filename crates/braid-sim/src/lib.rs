@@ -1,7 +1,7 @@
 //! braid-sim: a deterministic discrete-event simulator that runs braid-core's tunnel with
 //! end-to-end TCP and UDP models over the topology of Pieska et al. 2024 (Figure 1).
 //!
-//! - [`engine`]: the event queue (time, then insertion order: stable tie-breaking).
+//! - [`engine`]: the event queue (time, then event kind and component: a fixed order of ties).
 //! - [`link`]: random loss, a FIFO (drop-tail or CoDel), a constant rate or a Mahimahi
 //!   capacity trace, propagation delay.
 //! - [`tcp`]: the end-to-end TCP model (SACK, RACK-TLP, RTO, delayed ACKs, pacing).
