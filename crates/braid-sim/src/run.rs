@@ -135,6 +135,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
         hystart: s.e2e.hystart,
         cubic_undo: s.e2e.cubic_undo,
         bbr2: s.e2e.bbr2.to_core(),
+        prr: s.e2e.prr,
     };
     // Kernel TCP paths are the simulator's Linux TCP with the end-to-end settings, running
     // the kernel's controller for tunnel.cc (validation allows only newreno, cubic and bbr).

@@ -97,7 +97,10 @@ impl StreamTx {
         let n = ccs.len();
         StreamTx {
             sched: StreamSender::new(config),
-            conns: ccs.into_iter().map(|cc| TcpSender::stream(paths.tcp, cc)).collect(),
+            conns: ccs
+                .into_iter()
+                .map(|cc| TcpSender::stream(paths.tcp, cc).with_prr(paths.cc.reduces_with_prr()))
+                .collect(),
             writer: paths.writer,
             wmem_max_bytes: paths.wmem_max_bytes,
             max_frame_bytes: config.mss_bytes,
@@ -314,6 +317,7 @@ mod tests {
                 hystart: false,
                 cubic_undo: CubicUndo::default(),
                 bbr2: Default::default(),
+                prr: false,
             },
             writer,
             wmem_max_bytes: braid_config::transport::LINUX_WMEM_MAX_BYTES,

@@ -118,8 +118,9 @@ fn codel_on_the_scheduler_queue_removes_the_end_to_end_rtt_inflation() {
         droptail.e2e
     );
     assert!(
-        codel.e2e.srtt_ms_mean < droptail.e2e.srtt_ms_mean * 0.6,
-        // measured: 82 ms against 183 ms
+        codel.e2e.srtt_ms_mean < droptail.e2e.srtt_ms_mean * 0.75,
+        // measured: 75 ms against 113 ms (82 against 183 before PRR: Cubic's recoveries now
+        // drain the queue they fill instead of refilling it at once)
         "CoDel keeps it short: {} ms against {} ms",
         codel.e2e.srtt_ms_mean,
         droptail.e2e.srtt_ms_mean

@@ -35,7 +35,13 @@
 //!   RFC 6582's `+ 3 SMSS` inflation and later deflation: the caller limits sending by bytes in
 //!   flight (RFC 6675's `pipe`), which is what the inflation emulated. At the end of recovery
 //!   the window simply stays at `ssthresh` (the second option of RFC 6582 section 3.2 step 5).
-//!   A loss never raises the window, and never leaves it below 2 SMSS.
+//!   A loss never raises the window, and never leaves it below 2 SMSS. Linux's `reno` halves
+//!   `cwnd` instead (`tcp_reno_ssthresh` in net/ipv4/tcp_cong.c: `max(snd_cwnd >> 1, 2)`), for a
+//!   loss and for a timeout alike; [`RenoSsthresh::Cwnd`] does that, and
+//!   [`NewRenoConfig::linux`] selects it. The two differ only when the window was not full: a
+//!   tunnel path whose traffic comes in below its window (a scheduler feeding it, an
+//!   end-to-end sender slower than the path) keeps half its window under Linux's rule and half
+//!   its flight under RFC 5681's.
 //! - **Recovery episodes** (RFC 9002 section 7.3.2): a congestion event opens an episode only if
 //!   its newest lost packet was sent after the current episode began; the episode begins at
 //!   `now`. ACKs of packets sent before that instant do not grow the window; the first ACK of a
@@ -80,8 +86,18 @@ use super::{AckEvent, CcMetrics, CcParams, CongestionEvent, Controller};
 use crate::time::Instant;
 use crate::ConfigError;
 
-/// RFC 5681 eq. 4: `ssthresh = FlightSize / 2`.
+/// RFC 5681 eq. 4: `ssthresh = FlightSize / 2` (Linux: `cwnd / 2`).
 const RENO_DECREASE_DIVISOR: u64 = 2;
+
+/// What a reduction halves ([`NewRenoConfig::ssthresh`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RenoSsthresh {
+    /// The flight when the loss was detected, the lost packets included (RFC 5681 eq. 4).
+    #[default]
+    FlightSize,
+    /// The congestion window (Linux `tcp_reno_ssthresh`).
+    Cwnd,
+}
 
 /// Tuning for [`NewReno`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,15 +106,27 @@ pub struct NewRenoConfig {
     /// Default 2 (RFC 3465 section 2.2). RFC 3465 forbids more than 2 for TCP; a larger value
     /// models Linux (no limit) or tunnel feedback that acknowledges many packets at once.
     pub abc_limit_segments: u64,
+    /// What a loss or a timeout halves. Default [`RenoSsthresh::FlightSize`] (RFC 5681).
+    pub ssthresh: RenoSsthresh,
 }
 
 impl Default for NewRenoConfig {
     fn default() -> Self {
-        NewRenoConfig { abc_limit_segments: DEFAULT_ABC_LIMIT_SEGMENTS }
+        NewRenoConfig {
+            abc_limit_segments: DEFAULT_ABC_LIMIT_SEGMENTS,
+            ssthresh: RenoSsthresh::FlightSize,
+        }
     }
 }
 
 impl NewRenoConfig {
+    /// Linux's `reno` where it differs from RFC 5681 in the reduction: `ssthresh` is half of
+    /// `cwnd` (`tcp_reno_ssthresh`). Slow start keeps RFC 3465's L = 2 as [`super::cubic`]'s
+    /// Linux configuration does.
+    pub fn linux() -> Self {
+        NewRenoConfig { ssthresh: RenoSsthresh::Cwnd, ..NewRenoConfig::default() }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.abc_limit_segments == 0 {
             return Err(ConfigError::new("abc_limit_segments", "at least 1"));
@@ -111,6 +139,7 @@ impl NewRenoConfig {
 #[derive(Clone, Debug)]
 pub struct NewReno {
     window: ClassicWindow,
+    ssthresh: RenoSsthresh,
     /// RFC 3465 section 2.1 `bytes_acked`: acknowledged bytes not yet turned into window growth.
     ca_acked_bytes: u64,
 }
@@ -124,7 +153,19 @@ impl NewReno {
     /// [`NewRenoConfig::validate`].
     pub fn with_config(params: CcParams, config: NewRenoConfig) -> Self {
         debug_assert!(config.validate().is_ok(), "invalid NewRenoConfig: {config:?}");
-        NewReno { window: ClassicWindow::new(params, config.abc_limit_segments), ca_acked_bytes: 0 }
+        NewReno {
+            window: ClassicWindow::new(params, config.abc_limit_segments),
+            ssthresh: config.ssthresh,
+            ca_acked_bytes: 0,
+        }
+    }
+
+    /// The new `ssthresh` (before the 2 SMSS floor) for a reduction with `flight_size` out.
+    fn reduced(&self, flight_size: u64) -> u64 {
+        match self.ssthresh {
+            RenoSsthresh::FlightSize => flight_size / RENO_DECREASE_DIVISOR,
+            RenoSsthresh::Cwnd => self.window.cwnd_bytes / RENO_DECREASE_DIVISOR,
+        }
     }
 
     /// RFC 5681 section 3.1 congestion avoidance with byte counting: one SMSS per `cwnd` acked.
@@ -155,7 +196,7 @@ impl Controller for NewReno {
             return;
         }
         let flight_size = event.in_flight_bytes + event.lost_bytes;
-        self.window.enter_recovery(event.now, flight_size / RENO_DECREASE_DIVISOR);
+        self.window.enter_recovery(event.now, self.reduced(flight_size));
         self.ca_acked_bytes = 0;
     }
 
@@ -163,7 +204,7 @@ impl Controller for NewReno {
         let ssthresh = self
             .window
             .recomputes_ssthresh_on_rto()
-            .then_some(self.window.in_flight_bytes() / RENO_DECREASE_DIVISOR);
+            .then(|| self.reduced(self.window.in_flight_bytes()));
         self.window.enter_loss(now, ssthresh);
         self.ca_acked_bytes = 0;
     }
@@ -218,13 +259,45 @@ mod tests {
         }
     }
 
+    /// A window the flight did not fill: 40 segments, 12 out (11 + 1 lost) when a loss is
+    /// detected. RFC 5681 halves the flight (6), Linux's `tcp_reno_ssthresh` the window (20);
+    /// after a timeout with 12 out, likewise.
+    #[test]
+    fn linux_halves_the_window_where_rfc_5681_halves_the_flight() {
+        let grown = |config: NewRenoConfig| {
+            let mut f = AckClock::new(NewReno::with_config(params(), config), RTT);
+            f.round();
+            f.round();
+            assert_eq!(f.cc.cwnd_bytes(), 40 * MSS);
+            f.cc.on_sent(ms(1000), MSS, 12 * MSS);
+            f.cc
+        };
+        let (mut rfc, mut linux) = (grown(NewRenoConfig::default()), grown(NewRenoConfig::linux()));
+        rfc.on_congestion_event(&loss(ms(1100), ms(1000), 11 * MSS));
+        linux.on_congestion_event(&loss(ms(1100), ms(1000), 11 * MSS));
+        assert_eq!((rfc.cwnd_bytes(), rfc.metrics().ssthresh_bytes), (6 * MSS, Some(6 * MSS)));
+        assert_eq!(
+            (linux.cwnd_bytes(), linux.metrics().ssthresh_bytes),
+            (20 * MSS, Some(20 * MSS))
+        );
+
+        let (mut rfc, mut linux) = (grown(NewRenoConfig::default()), grown(NewRenoConfig::linux()));
+        rfc.on_rto(ms(1300));
+        linux.on_rto(ms(1300));
+        assert_eq!(rfc.metrics().ssthresh_bytes, Some(6 * MSS));
+        assert_eq!(linux.metrics().ssthresh_bytes, Some(20 * MSS));
+        assert_eq!((rfc.cwnd_bytes(), linux.cwnd_bytes()), (MSS, MSS), "both collapse to 1 SMSS");
+    }
+
     #[test]
     fn slow_start_grows_at_most_two_segments_per_stretch_ack() {
         let mut cc = NewReno::new(params());
         cc.on_ack(&ack(ms(50), ms(0), 8 * MSS));
         assert_eq!(cc.cwnd_bytes(), 12 * MSS, "RFC 3465 L = 2 SMSS");
-        let mut unlimited =
-            NewReno::with_config(params(), NewRenoConfig { abc_limit_segments: u64::MAX });
+        let mut unlimited = NewReno::with_config(
+            params(),
+            NewRenoConfig { abc_limit_segments: u64::MAX, ..Default::default() },
+        );
         unlimited.on_ack(&ack(ms(50), ms(0), 8 * MSS));
         assert_eq!(unlimited.cwnd_bytes(), 18 * MSS);
     }
@@ -398,7 +471,8 @@ mod tests {
     #[test]
     fn config_validation_names_the_field() {
         assert_eq!(NewRenoConfig::default().abc_limit_segments, 2);
-        let err = NewRenoConfig { abc_limit_segments: 0 }.validate().unwrap_err();
+        let err =
+            NewRenoConfig { abc_limit_segments: 0, ..Default::default() }.validate().unwrap_err();
         assert_eq!(err.to_string(), "abc_limit_segments: must be at least 1");
     }
 }

@@ -205,6 +205,13 @@ pub struct E2eConfig {
     /// step 4), as Linux does by default (`tcp_dsack = 1`; the simulator's default too). `false`
     /// keeps the window at min_RTT / 4 (the default until the lab matrix decided).
     pub dsack: bool,
+    /// Proportional Rate Reduction (RFC 6937) in fast recovery, as Linux reduces for Reno and
+    /// Cubic (`tcp_cwnd_reduction`; BBR sets its own window): the window falls to `ssthresh`
+    /// over the recovery in proportion to what is delivered instead of at once. Applies to the
+    /// end-to-end TCP and to kernel TCP tunnel paths (`tunnel.transport = "tcp"`). `false`: the
+    /// controller's reduced window at once (the model before the lab matrix decided; docs/
+    /// validation.md, "The nested-CC matrix, simulator against the lab").
+    pub prr: bool,
     /// Bytes to transfer. Section 4: a 300 MB download.
     pub bytes: u64,
     /// TCP payload per segment, bytes (1500-byte MTU minus IPv4, TCP and timestamps).
@@ -238,6 +245,7 @@ impl Default for E2eConfig {
             hystart: true,
             cubic_undo: CubicUndo::Linux,
             dsack: true,
+            prr: true,
             bytes: 300_000_000,
             mss_bytes: 1448,
             initial_window_pkts: 10,

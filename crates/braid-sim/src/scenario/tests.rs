@@ -615,6 +615,24 @@ fn e2e_dsack_reaches_the_tcp_config() {
 }
 
 #[test]
+fn e2e_prr_reaches_the_server_and_the_kernel_tcp_paths_for_reno_and_cubic_only() {
+    use crate::topology::AppConfig;
+    let prr = |sets: &[&str]| {
+        let s =
+            load("", &[&["tunnel.transport=tcp", "tunnel.reliability=reliable"], sets].concat())
+                .unwrap();
+        let w = crate::run::world_config(&s, false).unwrap();
+        let AppConfig::Tcp { cc, .. } = w.app else { panic!("a TCP download") };
+        (cc.reduces_with_prr(), w.tcp_paths.expect("kernel TCP paths").cc.reduces_with_prr())
+    };
+    assert_eq!(prr(&["tunnel.cc=newreno"]), (true, true), "Linux's, by default");
+    assert!(Scenario::default().e2e.prr);
+    assert_eq!(prr(&["e2e.prr=true", "tunnel.cc=newreno"]), (true, true));
+    assert_eq!(prr(&["e2e.prr=true", "e2e.cc=bbr", "tunnel.cc=bbr"]), (false, false));
+    assert_eq!(prr(&["e2e.prr=false", "tunnel.cc=cubic"]), (false, false));
+}
+
+#[test]
 fn tuning_errors_name_the_dotted_key() {
     let err = |text: &str, overrides: &[&str]| load(text, overrides).unwrap_err().to_string();
     assert_eq!(

@@ -48,6 +48,7 @@ use std::time::Duration;
 
 use braid_core::cc::cubic::{Cubic, CubicConfig, CubicUndo};
 use braid_core::cc::hystart::HystartConfig;
+use braid_core::cc::newreno::{NewReno, NewRenoConfig};
 use braid_core::cc::{Bbr2Tuning, CcAlgorithm, CcParams, Controller};
 use braid_core::time::Instant;
 
@@ -74,8 +75,9 @@ pub const DEFAULT_TOTAL_BYTES: u64 = 300_000_000;
 
 /// The congestion control of a Linux-like connection, as a scenario names it: Linux's Cubic
 /// (`tcp_cubic.c`, [`CubicConfig::linux`]) with HyStart switched by `hystart` and `cubic_undo`
-/// choosing what undoing a spurious recovery restores; NewReno (Linux `reno`), BBR and BBRv2/v3
-/// from braid-core, BBRv2/v3 with `bbr2`. The end-to-end TCP and kernel TCP tunnel paths
+/// choosing what undoing a spurious recovery restores; Linux's `reno` (braid-core's NewReno
+/// halving `cwnd` on a loss, [`NewRenoConfig::linux`]), BBR and BBRv2/v3 from braid-core,
+/// BBRv2/v3 with `bbr2`. The end-to-end TCP and kernel TCP tunnel paths
 /// ([`crate::tcp_tunnel`]) both build theirs here.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinuxCc {
@@ -83,9 +85,19 @@ pub struct LinuxCc {
     pub hystart: bool,
     pub cubic_undo: CubicUndo,
     pub bbr2: Bbr2Tuning,
+    /// Proportional Rate Reduction in fast recovery ([`LinuxCc::reduces_with_prr`]).
+    pub prr: bool,
 }
 
 impl LinuxCc {
+    /// Whether the connection reduces its window in fast recovery by PRR (RFC 6937): when
+    /// `prr` is on and the controller is one Linux reduces that way. Linux's
+    /// `tcp_cong_control` calls `tcp_cwnd_reduction` for every controller without its own
+    /// `cong_control` hook (Reno, Cubic); BBR (and BBRv2/v3) set the window themselves.
+    pub fn reduces_with_prr(&self) -> bool {
+        self.prr && matches!(self.cc, CcAlgorithm::NewReno | CcAlgorithm::Cubic)
+    }
+
     /// A fresh controller; `phase_seed` draws a random controller phase (the noise model's
     /// `cc_phase`) for the algorithms that have one.
     pub fn build(&self, params: CcParams, phase_seed: Option<u64>) -> Box<dyn Controller> {
@@ -94,6 +106,9 @@ impl LinuxCc {
                 let hystart = self.hystart.then(HystartConfig::default);
                 let config = CubicConfig { hystart, undo: self.cubic_undo, ..CubicConfig::linux() };
                 Box::new(Cubic::with_config(params, config))
+            }
+            (CcAlgorithm::NewReno, _) => {
+                Box::new(NewReno::with_config(params, NewRenoConfig::linux()))
             }
             (cc, Some(seed)) => cc.build_randomized(params, seed, &self.bbr2),
             (cc, None) => cc.build_tuned(params, 0, &self.bbr2),

@@ -74,7 +74,7 @@ pub struct LossBatch {
 impl LossBatch {
     fn add(&mut self, s: &SegState) {
         self.segments += 1;
-        self.bytes += u64::from(s.len_bytes);
+        self.bytes += u64::from(s.charge_bytes);
         self.largest_sent_time = self.largest_sent_time.max(s.xmit_time());
     }
 
@@ -315,10 +315,10 @@ pub struct Tlp {
     pub deadline: Option<Instant>,
     /// The PTO fired; the probe goes out with the next `poll_transmit`.
     pub probe_pending: bool,
-    /// For a retransmitted probe: the original's transmission time and length, to report the
+    /// For a retransmitted probe: the original's transmission time and charged length, to report the
     /// loss the probe repaired.
     pub repaired_sent_time: Instant,
-    pub repaired_len_bytes: u32,
+    pub repaired_charge_bytes: u32,
 }
 
 /// What an ACK tells about an outstanding loss probe (RFC 8985 section 7.4).
@@ -398,7 +398,7 @@ mod tests {
     fn board() -> Scoreboard {
         let mut b = Scoreboard::new(64);
         for i in 0..10 {
-            b.push_new(1000, PacketRateInfo { sent_time: at_ms(i), ..Default::default() });
+            b.push_new(1000, 1000, PacketRateInfo { sent_time: at_ms(i), ..Default::default() });
         }
         b
     }
@@ -496,7 +496,7 @@ mod tests {
         rack.on_retransmit(0, at_ms(45));
         // A segment sent at 50 ms (new data) is SACKed at 90 ms: the retransmission sent at 45
         // ms should have been delivered by 45 + 40.
-        b.push_new(1000, PacketRateInfo { sent_time: at_ms(50), ..Default::default() });
+        b.push_new(1000, 1000, PacketRateInfo { sent_time: at_ms(50), ..Default::default() });
         sack(&mut b, &mut rack, 10, at_ms(90));
         let mut batch = LossBatch::default();
         rack.detect_loss(&mut b, at_ms(90), Duration::ZERO, &mut batch);

@@ -15,7 +15,8 @@
 //! HighACK and HighData that is not SACKed, count one if it is not lost, and one more if it was
 //! retransmitted. With "lost" decided by RACK (RFC 8985) rather than `IsLost()`'s DupThresh, this
 //! is Linux's `packets_out - sacked_out - lost_out + retrans_out`. Each term is a running sum in
-//! payload bytes, updated on every state change, so `pipe()` is O(1).
+//! charged bytes ([`SegState::charge_bytes`]: the payload, or one MSS per segment for a sender
+//! that counts packets as Linux does), updated on every state change, so `pipe()` is O(1).
 
 use std::collections::VecDeque;
 
@@ -32,6 +33,10 @@ pub struct SegState {
     /// recent transmission time (RACK's `Segment.xmit_ts`).
     pub rate: PacketRateInfo,
     pub len_bytes: u32,
+    /// What the segment counts for in the pipe, the window and the controller's byte counts:
+    /// its payload, or one MSS whatever its payload when the sender counts packets
+    /// ([`super::sender::TcpSender::stream`]).
+    pub charge_bytes: u32,
     /// Selectively acknowledged (`TCPCB_SACKED_ACKED`).
     pub sacked: bool,
     /// Declared lost by RACK or the RTO (`TCPCB_LOST`); stays set once retransmitted.
@@ -141,16 +146,17 @@ impl Scoreboard {
     }
 
     /// Records the first transmission of segment `nxt()`.
-    pub fn push_new(&mut self, len_bytes: u32, rate: PacketRateInfo) {
+    pub fn push_new(&mut self, len_bytes: u32, charge_bytes: u32, rate: PacketRateInfo) {
         self.segs.push_back(SegState {
             rate,
             len_bytes,
+            charge_bytes,
             sacked: false,
             lost: false,
             retrans_in_flight: false,
             ever_retransmitted: false,
         });
-        self.outstanding_bytes += u64::from(len_bytes);
+        self.outstanding_bytes += u64::from(charge_bytes);
     }
 
     /// Records a retransmission of `seq`, whether it was marked lost or is a TLP probe.
@@ -158,7 +164,7 @@ impl Scoreboard {
         let s = self.get_mut(seq);
         debug_assert!(!s.sacked);
         let (was_waiting, was_in_flight, len) =
-            (s.needs_retransmission(), s.retrans_in_flight, u64::from(s.len_bytes));
+            (s.needs_retransmission(), s.retrans_in_flight, u64::from(s.charge_bytes));
         s.rate = rate;
         s.retrans_in_flight = true;
         s.ever_retransmitted = true;
@@ -177,7 +183,8 @@ impl Scoreboard {
         if s.sacked || s.needs_retransmission() {
             return false;
         }
-        let (was_lost, was_in_flight, len) = (s.lost, s.retrans_in_flight, u64::from(s.len_bytes));
+        let (was_lost, was_in_flight, len) =
+            (s.lost, s.retrans_in_flight, u64::from(s.charge_bytes));
         s.lost = true;
         s.retrans_in_flight = false;
         if was_in_flight {
@@ -234,7 +241,7 @@ impl Scoreboard {
         let s = self.segs.pop_front()?;
         let seq = self.una;
         self.una += 1;
-        let len = u64::from(s.len_bytes);
+        let len = u64::from(s.charge_bytes);
         self.outstanding_bytes -= len;
         if s.sacked {
             self.sacked_bytes -= len;
@@ -271,7 +278,7 @@ impl Scoreboard {
         s.sacked = true;
         s.lost = false;
         s.retrans_in_flight = false;
-        let len = u64::from(before.len_bytes);
+        let len = u64::from(before.charge_bytes);
         self.sacked_bytes += len;
         self.sacked_segs += 1;
         if before.lost {
@@ -302,7 +309,7 @@ impl Scoreboard {
     pub fn check_invariants(&self) {
         let (mut out, mut sacked, mut lost, mut retrans, mut waiting) = (0, 0, 0, 0, 0);
         for (i, s) in self.segs.iter().enumerate() {
-            let len = u64::from(s.len_bytes);
+            let len = u64::from(s.charge_bytes);
             out += len;
             if s.sacked {
                 sacked += len;
@@ -341,7 +348,7 @@ mod tests {
     fn board_with(n: u64) -> Scoreboard {
         let mut b = Scoreboard::new(64);
         for _ in 0..n {
-            b.push_new(1000, PacketRateInfo::default());
+            b.push_new(1000, 1000, PacketRateInfo::default());
         }
         b
     }

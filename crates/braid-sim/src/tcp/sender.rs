@@ -5,8 +5,21 @@
 //! A segment may leave when `pipe + len <= cwnd` (or nothing is in the pipe, so a window below
 //! one segment cannot stall the connection) and, for new data, when it lies within
 //! `snd_una + rwnd_bytes`. Segments marked lost are retransmitted first, lowest first (RFC 6675
-//! NextSeg() rule 1, with RACK deciding "lost"), then new data (rule 2). There is no PRR: in
-//! recovery the window is whatever the controller sets.
+//! NextSeg() rule 1, with RACK deciding "lost"), then new data (rule 2).
+//!
+//! # Proportional Rate Reduction (RFC 6937; Linux `tcp_cwnd_reduction`)
+//! With [`TcpSender::with_prr`], the window during fast recovery is not the controller's but
+//! PRR's: at each ACK that delivers data, `cwnd = pipe + sndcnt`, where, while the pipe is above
+//! `ssthresh` (the controller's reduced window), `sndcnt = ceil(ssthresh * prr_delivered /
+//! prior_cwnd) - prr_out`, and at or below it (PRR-SSRB) `sndcnt = min(ssthresh - pipe,
+//! max(prr_delivered - prr_out, delivered) + 1 MSS if snd_una advanced and nothing new was
+//! lost)`, never below one MSS before the first retransmission. `prior_cwnd` is the window
+//! before the reduction (Linux's choice for RFC 6937's RecoverFS), `prr_delivered` what the
+//! episode's ACKs delivered and `prr_out` what it sent. So a recovery sends about `ssthresh /
+//! prior_cwnd` of what is delivered until the pipe falls to `ssthresh`: the queue that caused
+//! the loss drains instead of taking a burst of new data at once. The episode's end (or a
+//! timeout) hands the window back to the controller. Linux reduces this way for every
+//! controller without its own `cong_control` (Reno, Cubic), not for BBR.
 //!
 //! # Pacing (Linux `tcp_update_skb_after_send`, `tcp_pacing_check`)
 //! When the controller returns a pacing rate, each departure pushes the next release time
@@ -105,9 +118,9 @@ enum Recovery {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TcpSenderMetrics {
     pub cwnd_bytes: u64,
-    /// RFC 6675 pipe, payload bytes.
+    /// RFC 6675 pipe in charged bytes (payload; one MSS per segment for a stream).
     pub in_flight_bytes: u64,
-    /// Payload bytes between `snd_una` and `snd_nxt`, SACKed and lost ones included.
+    /// Charged bytes between `snd_una` and `snd_nxt`, SACKed and lost ones included.
     pub outstanding_bytes: u64,
     /// Payload bytes cumulatively acknowledged.
     pub bytes_acked: u64,
@@ -202,6 +215,20 @@ pub struct TcpSender {
     /// Send time of the first retransmission since the sender was last clean (Linux
     /// `retrans_stamp`).
     retrans_stamp: Option<Instant>,
+    /// Proportional Rate Reduction in fast recovery (module documentation).
+    prr_enabled: bool,
+    /// PRR's state while a fast-recovery episode lasts.
+    prr: Option<Prr>,
+}
+
+/// RFC 6937's state for one fast-recovery episode, in charged bytes (Linux `prior_cwnd`,
+/// `prr_delivered`, `prr_out`, and the window it last set).
+#[derive(Clone, Copy, Debug)]
+struct Prr {
+    prior_cwnd: u64,
+    delivered: u64,
+    out: u64,
+    cwnd: u64,
 }
 
 impl TcpSender {
@@ -214,8 +241,26 @@ impl TcpSender {
     /// what is written and not yet sent (Linux `tcp_sendmsg` appends to the unsent tail, and
     /// with `TCP_NODELAY` a short tail leaves at once when the window allows); a retransmission
     /// repeats its segment's bytes. `config.total_bytes` is not read.
+    ///
+    /// A stream counts packets, as Linux does: every segment, short or full, takes one MSS of
+    /// the window and of the pipe, and is one MSS of acknowledged, lost and delivered bytes for
+    /// the controller and the delivery rate (Linux keeps `snd_cwnd`, `packets_out` and
+    /// `delivered` in segments; `tcp_cwnd_test` compares packets). A writer of frames a little
+    /// longer than the MSS sends a short segment after each full one, so counting bytes would
+    /// let about twice as many packets into a packet-counted bottleneck queue as Linux does
+    /// (docs/validation.md). A download's segments are all full but its last, so it keeps
+    /// counting bytes.
     pub fn stream(config: TcpConfig, cc: Box<dyn Controller>) -> Self {
         Self::with_limit(config, cc, 0, true)
+    }
+
+    /// What a segment of `len` payload bytes counts for ([`SegState::charge_bytes`]).
+    fn charge(&self, len: u32) -> u32 {
+        if self.stream {
+            self.config.mss_bytes
+        } else {
+            len
+        }
     }
 
     fn with_limit(config: TcpConfig, cc: Box<dyn Controller>, limit: u64, stream: bool) -> Self {
@@ -248,7 +293,22 @@ impl TcpSender {
             spurious_recoveries: 0,
             undo: None,
             retrans_stamp: None,
+            prr_enabled: false,
+            prr: None,
         }
+    }
+
+    /// Reduces the window in fast recovery by Proportional Rate Reduction (module
+    /// documentation), as Linux does for controllers without their own `cong_control`.
+    pub fn with_prr(mut self, on: bool) -> Self {
+        self.prr_enabled = on;
+        self
+    }
+
+    /// The window the sender obeys: PRR's during a fast-recovery episode, else the
+    /// controller's.
+    fn cwnd(&self) -> u64 {
+        self.prr.map_or_else(|| self.cc.cwnd_bytes(), |p| p.cwnd)
     }
 
     /// Every byte of a download has been cumulatively acknowledged (a stream never completes).
@@ -298,7 +358,7 @@ impl TcpSender {
 
     pub fn metrics(&self) -> TcpSenderMetrics {
         TcpSenderMetrics {
-            cwnd_bytes: self.cc.cwnd_bytes(),
+            cwnd_bytes: self.cwnd(),
             in_flight_bytes: self.board.pipe(),
             outstanding_bytes: self.board.outstanding_bytes(),
             bytes_acked: self.acked_bytes,
@@ -334,7 +394,7 @@ impl TcpSender {
             }
         }
         let pipe = self.board.pipe();
-        let cwnd = self.cc.cwnd_bytes();
+        let cwnd = self.cwnd();
         let (seq, retransmission) = if let Some(seq) = self.board.next_to_retransmit() {
             (seq, true)
         } else if self.new_data_allowed() {
@@ -355,7 +415,7 @@ impl TcpSender {
             return None;
         };
         let len = self.segment_len(seq);
-        if pipe > 0 && pipe + u64::from(len) > cwnd {
+        if pipe > 0 && pipe + u64::from(self.charge(len)) > cwnd {
             // Data waits for the window: Linux's transmission pass records a cwnd-limited
             // window even when it sends nothing (`tcp_write_xmit`).
             self.note_window_use(cwnd);
@@ -397,7 +457,8 @@ impl TcpSender {
         let len = self.segment_len(seq);
         // Linux `tcp_rate_skb_sent` restarts the sampling clocks when `packets_out` is zero;
         // the flight the segment joins is the pipe plus itself (`tx.in_flight`).
-        let tx_in_flight = self.board.pipe() + u64::from(len);
+        let charge = self.charge(len);
+        let tx_in_flight = self.board.pipe() + u64::from(charge);
         let info = self.rate.on_sent(now, self.board.outstanding_bytes(), tx_in_flight);
         if retransmission {
             self.board.on_retransmit(seq, info);
@@ -409,12 +470,15 @@ impl TcpSender {
             }
         } else {
             debug_assert_eq!(seq, self.board.nxt());
-            self.board.push_new(len, info);
+            self.board.push_new(len, charge, info);
             self.sent_bytes += u64::from(len);
-            self.note_window_use(self.cc.cwnd_bytes());
+            self.note_window_use(self.cwnd());
+        }
+        if let Some(prr) = self.prr.as_mut() {
+            prr.out += u64::from(charge);
         }
         self.segments_sent += 1;
-        self.cc.on_sent(now, u64::from(len), self.board.pipe());
+        self.cc.on_sent(now, u64::from(charge), self.board.pipe());
         // RFC 6298 section 5.1: start the timer if it is not running.
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto());
@@ -461,7 +525,7 @@ impl TcpSender {
                     let s = *self.board.get(seq);
                     self.tlp.is_retrans = true;
                     self.tlp.repaired_sent_time = s.xmit_time();
-                    self.tlp.repaired_len_bytes = s.len_bytes;
+                    self.tlp.repaired_charge_bytes = s.charge_bytes;
                     Some(self.transmit(now, seq, true, true))
                 }
                 _ => None,
@@ -554,7 +618,7 @@ impl TcpSender {
             self.cc.on_congestion_event(&CongestionEvent {
                 now,
                 largest_lost_sent_time: self.tlp.repaired_sent_time,
-                lost_bytes: u64::from(self.tlp.repaired_len_bytes),
+                lost_bytes: u64::from(self.tlp.repaired_charge_bytes),
                 in_flight_bytes: self.board.pipe(),
             });
         }
@@ -571,6 +635,10 @@ impl TcpSender {
         if !lost.is_empty() {
             self.on_losses(now, &lost);
         }
+        if self.recovery == Recovery::Open {
+            self.prr = None;
+        }
+        self.prr_on_ack(delivered.bytes, una_advanced && lost.is_empty());
         let rate = self.rate.take_sample(self.rtt.min_rtt());
         let (largest_acked_sent_time, app_limited) =
             delivered.newest.map_or((Instant::ZERO, false), |(t, _, a)| (t, a));
@@ -608,14 +676,14 @@ impl TcpSender {
         min_rtt: Option<Duration>,
         d: &mut Delivered,
     ) {
-        d.bytes += u64::from(s.len_bytes);
+        d.bytes += u64::from(s.charge_bytes);
         if s.lost && !s.ever_retransmitted {
             // Marked lost, yet its original arrived: the loss was reordering.
             if let Some(undo) = self.undo.as_mut() {
                 undo.lost_undelivered = undo.lost_undelivered.saturating_sub(1);
             }
         }
-        self.rate.on_delivered(now, u64::from(s.len_bytes), &s.rate);
+        self.rate.on_delivered(now, u64::from(s.charge_bytes), &s.rate);
         self.rack.on_delivered(seq, s, now, min_rtt);
         let t = s.xmit_time();
         if d.newest.is_none_or(|(nt, ns, _)| t > nt || (t == nt && seq > ns)) {
@@ -687,7 +755,9 @@ impl TcpSender {
     fn on_losses(&mut self, now: Instant, lost: &LossBatch) {
         self.lost_segments += lost.segments;
         self.rate.on_lost(lost.bytes);
-        if self.recovery == Recovery::Open {
+        let opens_episode = self.recovery == Recovery::Open;
+        let prior_cwnd = self.cc.cwnd_bytes();
+        if opens_episode {
             self.recovery = Recovery::Fast { point: self.board.nxt() };
             self.congestion_events += 1;
             self.tlp.reset();
@@ -703,6 +773,36 @@ impl TcpSender {
             lost_bytes: lost.bytes,
             in_flight_bytes: self.board.pipe(),
         });
+        if opens_episode && self.prr_enabled {
+            // Linux `tcp_init_cwnd_reduction`: the window before, nothing delivered or sent.
+            self.prr = Some(Prr { prior_cwnd, delivered: 0, out: 0, cwnd: self.cc.cwnd_bytes() });
+        }
+    }
+
+    /// RFC 6937 section 3.1 on an ACK of a fast-recovery episode that delivered `delivered`
+    /// charged bytes (Linux `tcp_cwnd_reduction`; `una_clean`: `snd_una` advanced and the ACK
+    /// found no new loss, Linux's `FLAG_SND_UNA_ADVANCED && !newly_lost`).
+    fn prr_on_ack(&mut self, delivered: u64, una_clean: bool) {
+        let ssthresh = self.cc.metrics().ssthresh_bytes.unwrap_or_else(|| self.cc.cwnd_bytes());
+        let pipe = self.board.pipe();
+        let mss = u64::from(self.config.mss_bytes);
+        let Some(prr) = self.prr.as_mut() else { return };
+        if delivered == 0 || prr.prior_cwnd == 0 {
+            return;
+        }
+        prr.delivered += delivered;
+        let sndcnt = if pipe > ssthresh {
+            // Proportional part: ceil(ssthresh * prr_delivered / prior_cwnd) - prr_out.
+            (ssthresh * prr.delivered).div_ceil(prr.prior_cwnd).saturating_sub(prr.out)
+        } else {
+            // Slow-start reduction bound (PRR-SSRB).
+            let limit = prr.delivered.saturating_sub(prr.out).max(delivered)
+                + if una_clean { mss } else { 0 };
+            limit.min(ssthresh - pipe)
+        };
+        // Linux forces the first retransmission of the episode out.
+        let sndcnt = sndcnt.max(if prr.out == 0 { mss } else { 0 });
+        prr.cwnd = pipe + sndcnt;
     }
 
     // ---------------------------------------------------------------- timers
@@ -778,6 +878,7 @@ impl TcpSender {
         self.undo = None;
         self.rack.on_rto(self.board.nxt());
         self.recovery = Recovery::Rto { point: self.board.nxt() };
+        self.prr = None;
         self.tlp.reset();
         self.reo_deadline = None;
         self.cc.on_rto(now);

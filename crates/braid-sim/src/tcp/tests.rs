@@ -36,6 +36,9 @@ struct CcLog {
     cwnd_after_undo: Vec<u64>,
     /// `delivered_bytes` of the first ACK that reported an app-limited sample.
     first_app_limited_delivered: Option<u64>,
+    /// Sums of `on_sent`'s bytes and of the ACKs' newly acknowledged bytes.
+    sent_bytes: u64,
+    acked_bytes: u64,
 }
 
 /// A test-only controller with a constant window and an optional constant pacing rate.
@@ -53,10 +56,13 @@ fn fixed(cwnd_pkts: u64, pacing: Option<u64>) -> (Box<dyn Controller>, Arc<Mutex
 }
 
 impl Controller for FixedWindow {
-    fn on_sent(&mut self, _now: Instant, _bytes: u64, _in_flight_bytes: u64) {}
+    fn on_sent(&mut self, _now: Instant, bytes: u64, _in_flight_bytes: u64) {
+        self.log.lock().unwrap().sent_bytes += bytes;
+    }
     fn on_ack(&mut self, ack: &AckEvent) {
         let mut log = self.log.lock().unwrap();
         log.acks += 1;
+        log.acked_bytes += ack.newly_acked_bytes;
         log.last_ack = Some(*ack);
         if ack.app_limited && log.first_app_limited_delivered.is_none() {
             log.first_app_limited_delivered = Some(ack.delivered_bytes);
@@ -908,6 +914,35 @@ fn a_stream_sends_short_writes_at_once_and_coalesces_what_waits_for_the_window()
     assert!(full * 10 >= tight.sends.len() * 9, "{full} of {} segments full", tight.sends.len());
     assert!(tight.sends.iter().all(|(_, s)| u64::from(s.len_bytes) <= MSS));
     assert_eq!(tight.receiver.bytes_delivered(), total);
+}
+
+/// A stream counts packets as Linux does: with a window of 4 segments, 300-byte writes that
+/// each leave alone put at most 4 segments in flight (byte counting would let 19 of them into
+/// 4 MSS), every one of them counts one MSS in the pipe, and the controller hears of one MSS
+/// per segment sent and acknowledged.
+#[test]
+fn a_stream_counts_each_segment_as_one_mss_whatever_its_length() {
+    let writes = (0..400).map(|i| (Instant::from_nanos(i * 2_500_000), 300));
+    let total = 400 * 300;
+    let (cc, log) = fixed(4, None);
+    let mut h = Harness::stream(TcpConfig::default(), cc, Path::reference(), writes);
+    let mut most_in_flight = 0;
+    while h.receiver.bytes_delivered() < total {
+        h.step(at_ms(60_000));
+        let m = h.sender.metrics();
+        assert_eq!(m.outstanding_bytes % MSS, 0, "whole segments: {}", m.outstanding_bytes);
+        assert!(m.in_flight_bytes <= 4 * MSS, "pipe {} over 4 segments", m.in_flight_bytes);
+        most_in_flight = most_in_flight.max(m.outstanding_bytes / MSS);
+    }
+    assert_eq!(most_in_flight, 4, "the window of 4 packets is used");
+    assert!(h.sends.iter().any(|(_, s)| s.len_bytes == 300), "short segments leave alone");
+    while h.sender.unacked_bytes() > 0 {
+        h.step(at_ms(60_000));
+    }
+    let log = log.lock().unwrap();
+    assert_eq!(log.sent_bytes, h.sends.len() as u64 * MSS, "one MSS per segment sent");
+    let acked_segments = h.sends.iter().filter(|(_, s)| !s.retransmission).count() as u64;
+    assert_eq!(log.acked_bytes, acked_segments * MSS, "one MSS per segment acknowledged");
 }
 
 #[test]
