@@ -27,12 +27,10 @@
 //! # What is left out
 //! No connection setup or teardown (the transfer starts with data at time zero), no window
 //! scaling dynamics (the receive window is a constant `rwnd_bytes`, as an auto-tuned Linux
-//! receiver reaches quickly), no DSACK (so no RACK reordering-window adaptation, RFC 8985
-//! section 6.2 step 4's `reo_wnd_mult` stays 1, and reordering is only learned from a late
-//! segment that arrives before it was retransmitted, or that fills its hole before its
-//! retransmission does: timestamps, RFC 7323, are modelled for that), no PRR (RFC 6937: the window during
-//! recovery is whatever the controller says), no F-RTO or undo after an RTO (fast recoveries are
-//! undone when proved spurious, see [`sender`]), no Nagle.
+//! receiver reaches quickly), no F-RTO or undo after an RTO (fast recoveries are undone when
+//! proved spurious, see [`sender`]), no Nagle, no PRR in the CWR state a repaired loss probe
+//! or ECN would enter (only fast recovery reduces by PRR). DSACK ([`TcpConfig::dsack`]) and PRR
+//! ([`LinuxCc::prr`]) are modelled and on by default, as in Linux.
 //! The receiver's quick-ACK mode is modelled only at the start of the connection.
 
 pub mod rack;
@@ -137,8 +135,8 @@ pub struct TcpConfig {
     pub total_bytes: u64,
     /// DSACK (RFC 2883): the receiver reports a duplicate segment, and the sender's RACK widens
     /// its reordering window per round trip that sees one (RFC 8985 section 6.2 step 4, Linux
-    /// `tcp_rack_update_reo_wnd`). Linux does both by default (`tcp_dsack = 1`); off here by
-    /// default, as the tables in docs/validation.md were produced.
+    /// `tcp_rack_update_reo_wnd`). Linux does both by default (`tcp_dsack = 1`); the scenario's
+    /// `e2e.dsack` sets it (default on); off in `TcpConfig::default`, which unit tests use.
     pub dsack: bool,
 }
 
