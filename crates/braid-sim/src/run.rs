@@ -129,6 +129,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
         delack_timeout: ms(s.e2e.delack_timeout_ms),
         total_bytes: s.e2e.bytes,
         dsack: s.e2e.dsack,
+        linux_rto: s.e2e.linux_rto,
     };
     let linux_cc = |cc| LinuxCc {
         cc,

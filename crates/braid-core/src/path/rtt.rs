@@ -1,5 +1,14 @@
 //! Round-trip time estimation per RFC 6298 (smoothed RTT, RTT variance, RTO) plus the minimum
 //! RTT over the path's lifetime.
+//!
+//! Linux computes the RTO differently ([`RttEstimator::linux`]): `tcp_rtt_estimator`
+//! (net/ipv4/tcp_input.c) keeps the variance term it adds to the smoothed RTT, `rttvar_us`, at
+//! least `tcp_rto_min` (200 ms), and `__tcp_set_rto` returns `srtt + rttvar_us`. So Linux's RTO
+//! is at least 200 ms *above* the smoothed RTT, where RFC 6298 floors the whole RTO at 200 ms
+//! (with a 1 s floor recommended). With a smoothed RTT of 200 ms and a steady path the two give
+//! about 400 ms and 200 ms. Modelled: `srtt + max(4 * rttvar, min_rto)`; Linux's per-round-trip
+//! decay of `rttvar_us` toward the round's largest deviation and its smaller gain for falling
+//! RTTs are left out.
 
 use std::time::Duration;
 
@@ -24,6 +33,8 @@ pub struct RttEstimator {
     /// [`RttEstimator::rto`], recomputed with each sample: timers read it far more often
     /// than samples arrive.
     rto: Duration,
+    /// Linux's rule: `min_rto` floors the variance term, not the RTO (module documentation).
+    linux: bool,
 }
 
 impl RttEstimator {
@@ -35,7 +46,14 @@ impl RttEstimator {
             min_rtt: None,
             min_rto,
             rto: INITIAL_RTO.max(min_rto),
+            linux: false,
         }
+    }
+
+    /// An estimator whose RTO is Linux's: `srtt + max(4 * rttvar, min_rto)` (module
+    /// documentation); before the first sample, 1 s as in RFC 6298 and Linux (`TCP_TIMEOUT_INIT`).
+    pub fn linux(min_rto: Duration) -> Self {
+        RttEstimator { linux: true, ..RttEstimator::new(min_rto) }
     }
 
     /// Feeds one RTT measurement `r` (RFC 6298 sections 2.2 and 2.3).
@@ -83,6 +101,7 @@ impl RttEstimator {
     fn compute_rto(&self) -> Duration {
         match self.srtt {
             None => INITIAL_RTO.max(self.min_rto),
+            Some(srtt) if self.linux => (srtt + self.min_rto.max(self.rttvar * 4)).min(MAX_RTO),
             Some(srtt) => {
                 (srtt + CLOCK_GRANULARITY.max(self.rttvar * 4)).clamp(self.min_rto, MAX_RTO)
             }
@@ -96,6 +115,28 @@ mod tests {
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
+    }
+
+    /// A steady 200 ms path: RFC 6298's RTO converges to the smoothed RTT (the variance decays,
+    /// the 200 ms floor is below it), Linux's keeps 200 ms above it.
+    #[test]
+    fn linux_keeps_the_rto_min_above_the_smoothed_rtt() {
+        let (mut rfc, mut linux) =
+            (RttEstimator::new(DEFAULT_MIN_RTO), RttEstimator::linux(DEFAULT_MIN_RTO));
+        assert_eq!((rfc.rto(), linux.rto()), (INITIAL_RTO, INITIAL_RTO));
+        for _ in 0..200 {
+            rfc.update(ms(200));
+            linux.update(ms(200));
+        }
+        assert_eq!(rfc.srtt(), Some(ms(200)));
+        assert!(rfc.rto() < ms(202), "{:?}", rfc.rto());
+        assert_eq!(linux.rto(), ms(400));
+        // With a large variance both add 4 * rttvar.
+        let mut jumpy = RttEstimator::linux(DEFAULT_MIN_RTO);
+        jumpy.update(ms(100));
+        assert_eq!(jumpy.rto(), ms(100) + ms(200), "first sample: rttvar = r / 2 = 50 ms, x4");
+        jumpy.update(ms(500));
+        assert!(jumpy.rto() > ms(150) + ms(400), "{:?}", jumpy.rto());
     }
 
     #[test]

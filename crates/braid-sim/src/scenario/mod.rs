@@ -212,6 +212,11 @@ pub struct E2eConfig {
     /// controller's reduced window at once (the model before the lab matrix decided; docs/
     /// validation.md, "The nested-CC matrix, simulator against the lab").
     pub prr: bool,
+    /// Linux's retransmission timeout, `srtt + max(4 * rttvar, min_rto)`: Linux keeps the
+    /// variance term at least `tcp_rto_min` (`tcp_rtt_estimator`), so its RTO stays 200 ms above
+    /// the smoothed RTT. `false`: RFC 6298's `max(min_rto, srtt + 4 * rttvar)`, which falls to
+    /// the smoothed RTT on a steady path. Applies to the end-to-end TCP and kernel TCP paths.
+    pub linux_rto: bool,
     /// Bytes to transfer. Section 4: a 300 MB download.
     pub bytes: u64,
     /// TCP payload per segment, bytes (1500-byte MTU minus IPv4, TCP and timestamps).
@@ -246,6 +251,7 @@ impl Default for E2eConfig {
             cubic_undo: CubicUndo::Linux,
             dsack: true,
             prr: true,
+            linux_rto: false,
             bytes: 300_000_000,
             mss_bytes: 1448,
             initial_window_pkts: 10,

@@ -633,6 +633,21 @@ fn e2e_prr_reaches_the_server_and_the_kernel_tcp_paths_for_reno_and_cubic_only()
 }
 
 #[test]
+fn e2e_linux_rto_reaches_the_tcp_config() {
+    use crate::topology::AppConfig;
+    let linux_rto = |sets: &[&str]| match crate::run::world_config(&load("", sets).unwrap(), false)
+        .unwrap()
+        .app
+    {
+        AppConfig::Tcp { tcp, .. } => tcp.linux_rto,
+        AppConfig::Udp { .. } => panic!("a TCP download"),
+    };
+    assert_eq!(linux_rto(&[]), Scenario::default().e2e.linux_rto);
+    assert!(linux_rto(&["e2e.linux_rto=true"]));
+    assert!(!linux_rto(&["e2e.linux_rto=false"]));
+}
+
+#[test]
 fn tuning_errors_name_the_dotted_key() {
     let err = |text: &str, overrides: &[&str]| load(text, overrides).unwrap_err().to_string();
     assert_eq!(

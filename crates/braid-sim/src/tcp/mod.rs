@@ -138,6 +138,9 @@ pub struct TcpConfig {
     /// `tcp_rack_update_reo_wnd`). Linux does both by default (`tcp_dsack = 1`); the scenario's
     /// `e2e.dsack` sets it (default on); off in `TcpConfig::default`, which unit tests use.
     pub dsack: bool,
+    /// Linux's RTO, `srtt + max(4 * rttvar, min_rto)` ([`braid_core::path::RttEstimator::linux`]),
+    /// instead of RFC 6298's `max(min_rto, srtt + 4 * rttvar)`.
+    pub linux_rto: bool,
 }
 
 impl Default for TcpConfig {
@@ -152,6 +155,7 @@ impl Default for TcpConfig {
             delack_timeout: Duration::from_millis(40),
             total_bytes: DEFAULT_TOTAL_BYTES,
             dsack: false,
+            linux_rto: false,
         }
     }
 }

@@ -275,7 +275,11 @@ impl TcpSender {
             board: Scoreboard::new(window),
             rack: Rack::new(window),
             tlp: Tlp::default(),
-            rtt: RttEstimator::new(config.min_rto),
+            rtt: if config.linux_rto {
+                RttEstimator::linux(config.min_rto)
+            } else {
+                RttEstimator::new(config.min_rto)
+            },
             rate: DeliveryRateEstimator::new(),
             usage: CwndUsage::new(),
             recovery: Recovery::Open,

@@ -452,6 +452,51 @@ fn every_algorithm_completes_a_lossy_download() {
     }
 }
 
+/// RFC 6937 section 3 (Linux `tcp_cwnd_reduction`): a Reno sender that detects a loss with a
+/// full window in flight keeps sending in proportion to what is delivered (about ssthresh /
+/// prior_cwnd, a half, of each ACK's segments) from the first ACK of the recovery on. Without
+/// PRR the window drops to ssthresh at once and nothing new leaves until the flight has fallen
+/// below it, more than 40 ms later here (the slow start's queue has lengthened the round trip).
+#[test]
+fn prr_spreads_the_reduction_over_the_recovery_where_the_plain_reduction_pauses() {
+    let run = |prr: bool| {
+        // Linux's RTO: the slow start's queue has pushed the RTT well above the smoothed one,
+        // and RFC 6298's RTO (the smoothed RTT plus a variance that has decayed) would expire
+        // before the forced first retransmission is acknowledged.
+        let config = TcpConfig { linux_rto: true, ..config_segments(3000) };
+        let (cc, log) = recording(CcAlgorithm::NewReno);
+        // A buffer the slow start never fills: the one drop is the only loss.
+        let path = Path { buffer_pkts: 5000, ..Path::reference() };
+        let mut h = Harness::new(config, cc, path).with_drop(drop_first_transmission_of(&[1200]));
+        h.sender = h.sender.with_prr(prr);
+        h.check_invariants = true;
+        h.run(at_ms(60_000));
+        h.assert_delivered_exactly_once(&config);
+        assert_eq!(h.sender.metrics().congestion_events, 1, "one loss, one episode");
+        let start = log.lock().unwrap().congestion_events[0].now;
+        let new_sends: Vec<Instant> = h
+            .sends
+            .iter()
+            .filter(|(t, s)| !s.retransmission && *t >= start)
+            .map(|(t, _)| *t)
+            .collect();
+        let within =
+            |ms: u64| new_sends.iter().filter(|&&t| t < start + Duration::from_millis(ms)).count();
+        (within(10), new_sends[0].saturating_since(start), h.sender.metrics().rto_count)
+    };
+    let (prr_10, prr_first, prr_rtos) = run(true);
+    let (plain_10, plain_first, plain_rtos) = run(false);
+    assert_eq!((prr_rtos, plain_rtos), (0, 0));
+    assert_eq!(plain_10, 0, "the plain reduction sends nothing new at first");
+    // 50 Mbit/s delivers about 41 segments in 10 ms; PRR sends about half of them again.
+    assert!((12..30).contains(&prr_10), "PRR keeps sending from the start: {prr_10} in 10 ms");
+    assert!(prr_first < Duration::from_millis(2), "PRR's first new segment: {prr_first:?}");
+    assert!(
+        plain_first > Duration::from_millis(40),
+        "the plain reduction waits for the flight to fall below ssthresh: {plain_first:?}"
+    );
+}
+
 #[test]
 fn a_single_drop_is_repaired_by_rack_without_rto() {
     let config = config_segments(2000);
