@@ -11,7 +11,10 @@ the simulator, one by `braid sweep --backend lab` (docs/sweeps.md).
 Per cell: the simulator's relative DLCT (or, with --metric goodput_mbps, its goodput in Mbit/s,
 for UDP flows whose completion time is their sending time) as mean and sample standard deviation over its
 repetitions, the lab's as median and range over its repetitions, and whether the simulator's
-mean lies inside the lab's range. Over all cells: the mean absolute error between the
+mean lies inside the lab's range. With `--spread`, how far the runs of a cell spread on each side, like for
+like: the range of the lab's runs against the range of the simulator's first as many
+repetitions (the lab's smallest run count per cell), as median and quartiles over the cells.
+Over all cells: the mean absolute error between the
 simulator's mean and the lab's median (percentage points, or Mbit/s), Spearman's rank correlation
 of the two, and for relative DLCT the share of cells on the same side of 100% (faster or slower
 than one path). Reads
@@ -144,6 +147,9 @@ def main():
                     help="folder of the lab's baseline sweep (--lab-mode baseline)")
     ap.add_argument("--by", metavar="AXIS", help="also the statistics per value of this axis")
     ap.add_argument("--summary-only", action="store_true", help="leave the per-cell table out")
+    ap.add_argument("--spread", action="store_true",
+                    help="also compare the spread of runs per cell: the range of the lab's runs "
+                         "against that of as many of the simulator's first repetitions")
     ap.add_argument("--detail", action="store_true",
                     help="per cell also path 1's share of the bytes and the end-to-end "
                          "retransmissions, simulator mean against lab median (for tracing)")
@@ -171,9 +177,13 @@ def main():
               + extra)
         print("|" + "---|" * (len(names) + 3 + 2 * args.detail))
     pairs, inside, groups = [], 0, {}
+    n_lab = min((len(l) for _, l in lab if l), default=0)
+    spreads = []
     for (cell, s), (_, l) in zip(sim, lab):
         if not s or not l:
             continue
+        if len(s) >= n_lab >= 2:
+            spreads.append((max(l) - min(l), max(s[:n_lab]) - min(s[:n_lab])))
         sm = statistics.mean(s)
         sd = statistics.stdev(s) if len(s) > 1 else 0.0
         lm = statistics.median(l)
@@ -210,6 +220,15 @@ def main():
             print(row)
     print()
     print(stats_line(pairs, inside, err_unit, relative))
+    if args.spread and spreads:
+        def summary(xs):
+            q = statistics.quantiles(xs, n=4)
+            return f"median {q[1]:.1f} (quartiles {q[0]:.1f} and {q[2]:.1f})"
+        lab_r, sim_r = [a for a, _ in spreads], [b for _, b in spreads]
+        print(f"spread, the range of {n_lab} runs per cell ({err_unit}): lab {summary(lab_r)}, "
+              f"simulator {summary(sim_r)}; 5 or more in {sum(x >= 5 for x in lab_r)} lab cells "
+              f"and {sum(x >= 5 for x in sim_r)} simulated, under 1 in {sum(x < 1 for x in lab_r)} "
+              f"and {sum(x < 1 for x in sim_r)}")
 
 
 if __name__ == "__main__":
