@@ -787,13 +787,15 @@ impl TcpSender {
     /// charged bytes (Linux `tcp_cwnd_reduction`; `una_clean`: `snd_una` advanced and the ACK
     /// found no new loss, Linux's `FLAG_SND_UNA_ADVANCED && !newly_lost`).
     fn prr_on_ack(&mut self, delivered: u64, una_clean: bool) {
+        // Outside an episode (every ACK of an open connection) nothing to do: check first, the
+        // controller's metrics are not free.
+        if !self.prr.is_some_and(|p| delivered > 0 && p.prior_cwnd > 0) {
+            return;
+        }
         let ssthresh = self.cc.metrics().ssthresh_bytes.unwrap_or_else(|| self.cc.cwnd_bytes());
         let pipe = self.board.pipe();
         let mss = u64::from(self.config.mss_bytes);
         let Some(prr) = self.prr.as_mut() else { return };
-        if delivered == 0 || prr.prior_cwnd == 0 {
-            return;
-        }
         prr.delivered += delivered;
         let sndcnt = if pipe > ssthresh {
             // Proportional part: ceil(ssthresh * prr_delivered / prior_cwnd) - prr_out.
