@@ -13,7 +13,9 @@ alone, without loss) of its scenario and end-to-end CC. A cell passes "never slo
 runs' mean is at most 100% and no run is above 105% (the rule of scripts/never_slower.py); a
 run that failed fails its cell. With --sim, the simulator's runs of the same spec stand beside
 the lab's, each against its own baseline (path 1 alone with the same seed), the lossy columns
-against the lossless default's.
+against the lossless default's, and a last line says how well they agree: the mean absolute
+difference of the simulator's mean from the lab's median, Spearman's rank correlation of the
+two, the cells on the same side of 100% and the simulator's means inside the lab's range.
 """
 import argparse
 import statistics
@@ -21,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sim_vs_lab_sweeps import relative_to_baselines  # noqa: E402
+from sim_vs_lab_sweeps import relative_to_baselines, spearman  # noqa: E402
 from sweep_journal import cell_runs, mean_ci_range  # noqa: E402
 
 RUN_LIMIT = 105.0
@@ -73,6 +75,7 @@ def main():
     print(head)
     print(sep)
     passed = total = 0
+    agreement = []  # (simulator mean, lab median, lab min, lab max) per cell with both
     for cell, values in rel:
         k = key(cell)
         reps = detail.get(k, [])
@@ -87,9 +90,20 @@ def main():
                f"| {median_range(retx)} | {median_range(gaps)} | {verdict} |")
         if args.sim:
             row += f" {mean_ci_range(sim.get(k, []), '{:.0f}')} |"
+            if sim.get(k) and values:
+                agreement.append((statistics.mean(sim[k]), statistics.median(values),
+                                  min(values), max(values)))
         print(row)
     print(f"\nnever slower in {passed} of {total} cells (mean at most 100%, no run above "
           f"{RUN_LIMIT:.0f}%)")
+    if agreement:
+        mae = statistics.mean(abs(s - l) for s, l, _, _ in agreement)
+        rho = spearman([s for s, *_ in agreement], [l for _, l, _, _ in agreement])
+        same = sum((s <= 100.0) == (l <= 100.0) for s, l, _, _ in agreement)
+        inside = sum(lo <= s <= hi for s, _, lo, hi in agreement)
+        print(f"simulator against lab over {len(agreement)} cells: mean absolute difference "
+              f"{mae:.1f} pp, Spearman {rho:.2f}, {same} on the same side of 100%, "
+              f"{inside} simulator means inside the lab's range")
 
 
 if __name__ == "__main__":
