@@ -251,7 +251,7 @@ impl Default for E2eConfig {
             cubic_undo: CubicUndo::Linux,
             dsack: true,
             prr: true,
-            linux_rto: false,
+            linux_rto: true,
             bytes: 300_000_000,
             mss_bytes: 1448,
             initial_window_pkts: 10,
