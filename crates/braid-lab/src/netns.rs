@@ -70,6 +70,10 @@ pub enum NetError {
     /// Output of a command could not be understood.
     #[error("cannot parse the output of `{cmd}`: {message}")]
     Parse { cmd: String, message: String },
+
+    /// A file of the test bed (an emulator's counters) could not be written or read.
+    #[error("{what} {path}: {message}")]
+    File { what: &'static str, path: String, message: String },
 }
 
 /// Checks that the calling thread may create namespaces and configure links: effective

@@ -31,6 +31,7 @@
 pub mod emulate;
 
 use std::net::Ipv4Addr;
+use std::path::PathBuf;
 
 use braid_sim::Scenario;
 
@@ -106,12 +107,40 @@ impl Default for TopologyOptions {
 pub struct Topology {
     // Field order is drop order: processes first, then the namespaces they run in.
     emulators: Vec<Child>,
+    /// Where each link's linkem writes its counters when it stops (`linkem-<k>.json`).
+    stats_dir: StatsDir,
     links: Vec<LinkEnds>,
     emulator: Emulator,
     server: Netns,
     proxy: Netns,
     ue: Netns,
     emulator_ns: Vec<Netns>,
+}
+
+/// A directory of the emulators' counter files, removed with the topology.
+struct StatsDir(PathBuf);
+
+impl StatsDir {
+    fn create(prefix: &str) -> Result<StatsDir, NetError> {
+        let dir = std::env::temp_dir().join(format!("{prefix}-linkem-stats"));
+        std::fs::create_dir_all(&dir).map_err(|e| NetError::File {
+            what: "creating the emulators' counter directory",
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Ok(StatsDir(dir))
+    }
+
+    /// Link `k`'s counter file.
+    fn link(&self, k: usize) -> PathBuf {
+        self.0.join(format!("linkem-{k}.json"))
+    }
+}
+
+impl Drop for StatsDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn subnet_addr(link: usize, host: u8) -> Ipv4Addr {
@@ -139,8 +168,10 @@ impl Topology {
         for k in 0..=scenario.paths.len() {
             emulator_ns.push(Netns::create(&format!("{p}-em{k}"))?);
         }
+        let stats_dir = StatsDir::create(p)?;
         let mut topo = Topology {
             emulators: Vec::new(),
+            stats_dir,
             links: Vec::new(),
             emulator: opts.emulator.clone(),
             server,
@@ -207,7 +238,7 @@ impl Topology {
             em.disable_offloads(port)?;
             em.ip(&["link", "set", "dev", port, "up"])?;
         }
-        if let Some(child) = self.emulator.start(em, &shape)? {
+        if let Some(child) = self.emulator.start(em, &shape, &self.stats_dir.link(k))? {
             self.emulators.push(child);
         }
         self.links.push(LinkEnds {
@@ -271,12 +302,20 @@ impl Topology {
         Ok(ends.downstream.addr)
     }
 
-    /// Counters of link `k`'s queues (0 = server link, `i` = path `i`), when the emulator
-    /// exposes them.
+    /// Counters of link `k`'s queues (0 = server link, `i` = path `i`): htb's at any time,
+    /// linkem's once [`Topology::stop_emulators`] has run.
     pub fn counters(&self, k: usize) -> Result<Option<LinkCounters>, NetError> {
         match self.emulator_ns.get(k) {
-            Some(em) => self.emulator.counters(em),
+            Some(em) => self.emulator.counters(em, &self.stats_dir.link(k)),
             None => Ok(None),
+        }
+    }
+
+    /// Stops the emulator processes (linkem), which then write their counters; the links carry
+    /// nothing more. Call once the transfer is over and before reading [`Topology::counters`].
+    pub fn stop_emulators(&mut self) {
+        for child in &mut self.emulators {
+            child.stop();
         }
     }
 

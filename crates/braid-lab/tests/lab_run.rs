@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use braid_lab::lab::{self, LabError, LabMode, LabOptions};
 use braid_lab::netns::{list_netns_with_prefix, unique_prefix};
+use braid_lab::topology::Emulator;
 use braid_sim::Scenario;
 
 fn ours(tag: &str) -> Vec<String> {
@@ -59,6 +60,32 @@ fn braid_exe() -> PathBuf {
     let braid = exe.parent().and_then(|deps| deps.parent()).unwrap().join("braid");
     assert!(braid.exists(), "{} is missing: cargo build -p braid first", braid.display());
     braid
+}
+
+/// With linkem the queues' counters come from its `--stats-json`, written when the run stops
+/// it: a path-1 buffer of 20 packets under Cubic overflows, and every drop shows in the report
+/// (the path's `drops`, `drops.bottleneck`) and was a segment the sender retransmitted.
+#[test]
+fn a_linkem_run_reports_the_drops_of_its_queues() {
+    let tag = unique_prefix("blr");
+    let emulator =
+        Emulator::Linkem { braid_exe: braid_exe(), ready_timeout: Duration::from_secs(5) };
+    let opts = LabOptions { emulator, ..options(&tag) };
+    let overrides = ["e2e.bytes=5000000", "e2e.cc=cubic", "paths.0.buffer_pkts=20"];
+    let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+    let s = Scenario::from_toml_str("", &overrides).unwrap();
+    let out = lab::run(&s, &opts, &AtomicBool::new(false)).unwrap();
+    let r = &out.report;
+    assert_eq!(r.e2e.bytes_delivered, 5_000_000);
+    let drops = r.drops.bottleneck.clone().expect("linkem's drops are reported");
+    assert!(drops[0] > 0, "a 20-packet buffer under Cubic never overflowed: {:?}", r.drops);
+    assert_eq!(r.paths[0].drops, Some(drops[0]));
+    assert_eq!(r.drops.bottleneck_aqm, Some(vec![0]), "drop-tail has no AQM drops");
+    assert!(r.drops.uplink.is_some() && r.drops.server_link.is_some(), "{:?}", r.drops);
+    assert!(r.paths[0].packets_sent.unwrap() >= 5_000_000 / 1448);
+    let retransmitted = r.e2e.retransmissions.unwrap();
+    assert!(retransmitted >= drops[0], "{retransmitted} retransmissions, {} drops", drops[0]);
+    assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));
 }
 
 #[test]

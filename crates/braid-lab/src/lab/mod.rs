@@ -328,7 +328,7 @@ fn run_once(
         prefix: crate::netns::unique_prefix(&opts.tag),
         emulator: opts.emulator.clone(),
     };
-    let topo = Topology::build(s, &topo_opts)?;
+    let mut topo = Topology::build(s, &topo_opts)?;
     check_cancel(cancel)?;
     let (ue_addr, tunnel) = match mode {
         LabMode::Baseline => (topo.route_single_path(1)?, None),
@@ -381,6 +381,8 @@ fn run_once(
             (t, Some(observation?))
         }
     };
+    // linkem writes its queues' counters when it stops; the transfer is over.
+    topo.stop_emulators();
     let mut report = summarise(s, mode, &topo, &transfer)?;
     if let Some(observation) = &observation {
         observation.fill(&mut report);
@@ -554,10 +556,7 @@ fn summarise(
     };
     let drops = LabDrops {
         bottleneck: per_path(|c| c.down.drops),
-        bottleneck_aqm: match topo.emulator() {
-            Emulator::Htb => Some(vec![0; used_paths]),
-            Emulator::Linkem { .. } => None,
-        },
+        bottleneck_aqm: per_path(|c| c.down.aqm_drops),
         uplink: per_path(|c| c.up.drops),
         server_link: counters[0].map(|c| c.down.drops + c.up.drops),
         ..Default::default()

@@ -6,13 +6,13 @@
 //! |---|---|
 //! | `dlct_s`, `goodput_mbps` | receiver: `connect` start to last byte |
 //! | `paths[].bytes`, `share` | baseline: all E2E bytes on path 1 (routing); tunnel: inner bytes the proxy sent on the path ([`super::tunnel_side`]) |
-//! | `paths[].mean_mbps`, `drops`, `packets_sent` | the downlink queue's counters (htb: `tc -s`); out with linkem |
+//! | `paths[].mean_mbps`, `drops`, `packets_sent` | the downlink queue's counters (htb: `tc -s`; linkem: its `--stats-json`, written when the run stops it; drops include CoDel's and random loss, as the simulator's) |
 //! | `paths[].srtt_ms_mean`, `srtt_ms_max` | tunnel: the proxy's path srtt, sampled; out in baseline |
 //! | `paths[].packets_lost_detected` | tunnel: the proxy's loss detection; out in baseline |
 //! | `paths[].owd` | tunnel: the UE daemon's receiver, its one-way-delay samples of the path summarised (as the simulator's UE receiver); out in baseline |
 //! | `paths[].queue_delay_*` | out (no per-packet queue timing) |
-//! | `drops.bottleneck`, `uplink`, `server_link` | queue counters (htb); out with linkem |
-//! | `drops.bottleneck_aqm` | htb: zeros (no AQM exists there); out with linkem |
+//! | `drops.bottleneck`, `uplink`, `server_link` | queue counters (htb, linkem) |
+//! | `drops.bottleneck_aqm` | htb: zeros (no AQM exists there); linkem: CoDel's drops |
 //! | `drops.scheduler`, `drops.reorder` | tunnel: both daemons' scheduler drops and reorder duplicates; out in baseline |
 //! | `reorder.released_on_timeout`, `duplicates`, `wait_limit_ms_mean` | tunnel: the UE daemon's; its other fields out |
 //! | `protocol_delay_ms`, `hol_ms`, `tunnel` | out (the daemon does not time packets or count copies) |

@@ -16,7 +16,7 @@
 //! - [`Emulator::Linkem`]: `braid linkem` forwards between the two interfaces with every knob of
 //!   the scenario except Gilbert-Elliott loss and capacity traces, which its command line lacks.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use braid_sim::scenario::{AqmChoice, LinkConfig, LossChoice, PathConfig};
@@ -116,7 +116,10 @@ pub struct QueueCounters {
     /// Frame bytes sent (Ethernet header included).
     pub bytes: u64,
     pub packets: u64,
+    /// Every drop: tail drops, AQM drops and random loss (the simulator's `paths[].drops`).
     pub drops: u64,
+    /// The AQM's share of `drops` (htb has no AQM: zero).
+    pub aqm_drops: u64,
 }
 
 /// Counters of both directions of one link.
@@ -128,8 +131,14 @@ pub struct LinkCounters {
 
 impl Emulator {
     /// Sets up link `shape` between [`EM_IF_UP`] and [`EM_IF_DOWN`] in `em` (both already up).
-    /// Returns the emulator process, if this backend has one.
-    pub fn start(&self, em: &Netns, shape: &LinkShape) -> Result<Option<Child>, NetError> {
+    /// Returns the emulator process, if this backend has one; linkem writes its counters to
+    /// `stats_json` when it stops ([`read_linkem_counters`]).
+    pub fn start(
+        &self,
+        em: &Netns,
+        shape: &LinkShape,
+        stats_json: &Path,
+    ) -> Result<Option<Child>, NetError> {
         match self {
             Emulator::Htb => {
                 bridge(em)?;
@@ -138,7 +147,8 @@ impl Emulator {
                 Ok(None)
             }
             Emulator::Linkem { braid_exe, ready_timeout } => {
-                let args = linkem_args(shape);
+                let mut args = linkem_args(shape);
+                args.extend(["--stats-json".into(), stats_json.to_string_lossy().into_owned()]);
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
                 let exe = braid_exe.to_string_lossy();
                 let mut child = em.spawn(&exe, &args)?;
@@ -178,14 +188,19 @@ impl Emulator {
         out
     }
 
-    /// Counters of the link's two queues, where the backend exposes them (htb: `tc -s`).
-    pub fn counters(&self, em: &Netns) -> Result<Option<LinkCounters>, NetError> {
+    /// Counters of the link's two queues: htb's from `tc -s` while it runs; linkem's from the
+    /// `stats_json` it wrote when it stopped (`None` while it still runs).
+    pub fn counters(
+        &self,
+        em: &Netns,
+        stats_json: &Path,
+    ) -> Result<Option<LinkCounters>, NetError> {
         match self {
             Emulator::Htb => Ok(Some(LinkCounters {
                 down: root_qdisc_counters(em, EM_IF_DOWN)?,
                 up: root_qdisc_counters(em, EM_IF_UP)?,
             })),
-            Emulator::Linkem { .. } => Ok(None),
+            Emulator::Linkem { .. } => read_linkem_counters(stats_json),
         }
     }
 }
@@ -287,7 +302,63 @@ fn root_qdisc_counters(em: &Netns, dev: &str) -> Result<QueueCounters, NetError>
 fn parse_root_counters(json: &str) -> Result<QueueCounters, String> {
     let qdiscs: Vec<TcQdiscStats> = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let root = qdiscs.iter().find(|q| q.root).ok_or("no root qdisc")?;
-    Ok(QueueCounters { bytes: root.bytes, packets: root.packets, drops: root.drops })
+    Ok(QueueCounters { bytes: root.bytes, packets: root.packets, drops: root.drops, aqm_drops: 0 })
+}
+
+/// The fields of one direction of `braid linkem --stats-json` ([`crate::linkem::DirectionStats`])
+/// that the lab's report reads.
+#[derive(Deserialize)]
+struct LinkemDirection {
+    sent_frames: u64,
+    sent_bytes: u64,
+    drops_buffer: u64,
+    drops_loss: u64,
+    drops_codel: u64,
+    drops_oversize: u64,
+}
+
+#[derive(Deserialize)]
+struct LinkemFile {
+    ab: LinkemDirection,
+    ba: LinkemDirection,
+}
+
+impl From<&LinkemDirection> for QueueCounters {
+    fn from(d: &LinkemDirection) -> Self {
+        QueueCounters {
+            bytes: d.sent_bytes,
+            packets: d.sent_frames,
+            drops: d.drops_buffer + d.drops_loss + d.drops_codel + d.drops_oversize,
+            aqm_drops: d.drops_codel,
+        }
+    }
+}
+
+/// A stopped linkem's counters from its `--stats-json` file: `ab` is the downlink (A faces
+/// upstream), `ba` the uplink. `None` when the file is not there (linkem still runs, or died
+/// before writing it).
+pub fn read_linkem_counters(path: &Path) -> Result<Option<LinkCounters>, NetError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(NetError::File {
+                what: "reading linkem's counters",
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })
+        }
+    };
+    parse_linkem_counters(&text).map(Some).map_err(|message| NetError::File {
+        what: "parsing linkem's counters",
+        path: path.display().to_string(),
+        message,
+    })
+}
+
+fn parse_linkem_counters(json: &str) -> Result<LinkCounters, String> {
+    let f: LinkemFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    Ok(LinkCounters { down: (&f.ab).into(), up: (&f.ba).into() })
 }
 
 #[cfg(test)]
@@ -311,6 +382,29 @@ mod tests {
         assert_eq!((s.down.rate_mbps, s.down.buffer_pkts), (50.0, 500));
         assert_eq!((s.up.rate_mbps, s.up.buffer_pkts), (10.0, 100));
         assert_eq!((s.down.aqm, s.up.aqm), (AqmChoice::CoDel, AqmChoice::DropTail));
+    }
+
+    #[test]
+    fn linkem_counters_read_what_linkem_writes_ab_as_the_downlink() {
+        use crate::linkem::{DirectionStats, LinkemStats};
+        let stats = LinkemStats {
+            ab: DirectionStats {
+                sent_frames: 10,
+                sent_bytes: 15_140,
+                drops_buffer: 3,
+                drops_loss: 2,
+                drops_codel: 4,
+                drops_oversize: 1,
+                ..Default::default()
+            },
+            ba: DirectionStats { sent_frames: 5, sent_bytes: 330, ..Default::default() },
+        };
+        let c = parse_linkem_counters(&serde_json::to_string_pretty(&stats).unwrap()).unwrap();
+        assert_eq!(c.down, QueueCounters { bytes: 15_140, packets: 10, drops: 10, aqm_drops: 4 });
+        assert_eq!(c.up, QueueCounters { bytes: 330, packets: 5, drops: 0, aqm_drops: 0 });
+        assert!(parse_linkem_counters("{\"ab\": {}}").is_err());
+        let missing = std::env::temp_dir().join("braid-lab-no-such-linkem-stats.json");
+        assert_eq!(read_linkem_counters(&missing).unwrap(), None);
     }
 
     #[test]
@@ -368,7 +462,7 @@ mod tests {
                        {"kind":"pfifo","handle":"10:","parent":"1:1","bytes":9,"packets":9,"drops":9}]"#;
         assert_eq!(
             parse_root_counters(json).unwrap(),
-            QueueCounters { bytes: 3028, packets: 2, drops: 1 }
+            QueueCounters { bytes: 3028, packets: 2, drops: 1, aqm_drops: 0 }
         );
         assert!(parse_root_counters("[]").is_err());
     }
