@@ -517,11 +517,11 @@ mod tests {
             format!("{:?}", cc.build_seeded(CcParams::default(), 2, &tuning, seed))
         };
         let fixed = built(TunnelCc::Bbr, None);
-        assert_eq!(fixed.matches("cycle_seed: 0 ").count(), 2, "{fixed}");
+        assert_eq!(fixed.matches("cycle_seed: 0,").count(), 2, "{fixed}");
         assert_eq!(fixed, format!("{:?}", TunnelCc::Bbr.build(CcParams::default(), 2, &tuning)));
         let seeded = built(TunnelCc::Bbr, Some(7));
         for i in 0..2 {
-            assert!(seeded.contains(&format!("cycle_seed: {} ", path_seed(7, i))), "{seeded}");
+            assert!(seeded.contains(&format!("cycle_seed: {},", path_seed(7, i))), "{seeded}");
         }
         assert_ne!(path_seed(7, 0), path_seed(7, 1));
         assert_ne!(path_seed(7, 0), path_seed(8, 0));

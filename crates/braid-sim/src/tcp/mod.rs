@@ -44,6 +44,7 @@ mod tests;
 
 use std::time::Duration;
 
+use braid_core::cc::bbr::{Bbr, BbrConfig, SendQuantum};
 use braid_core::cc::cubic::{Cubic, CubicConfig, CubicUndo};
 use braid_core::cc::hystart::HystartConfig;
 use braid_core::cc::newreno::{NewReno, NewRenoConfig};
@@ -74,8 +75,8 @@ pub const DEFAULT_TOTAL_BYTES: u64 = 300_000_000;
 /// The congestion control of a Linux-like connection, as a scenario names it: Linux's Cubic
 /// (`tcp_cubic.c`, [`CubicConfig::linux`]) with HyStart switched by `hystart` and `cubic_undo`
 /// choosing what undoing a spurious recovery restores; Linux's `reno` (braid-core's NewReno
-/// halving `cwnd` on a loss, [`NewRenoConfig::linux`]), BBR and BBRv2/v3 from braid-core,
-/// BBRv2/v3 with `bbr2`. The end-to-end TCP and kernel TCP tunnel paths
+/// halving `cwnd` on a loss, [`NewRenoConfig::linux`]), Linux's BBR ([`LinuxCc::bbr`]), and
+/// braid-core's BBRv2/v3 with `bbr2`. The end-to-end TCP and kernel TCP tunnel paths
 /// ([`crate::tcp_tunnel`]) both build theirs here.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinuxCc {
@@ -96,6 +97,17 @@ impl LinuxCc {
         self.prr && matches!(self.cc, CcAlgorithm::NewReno | CcAlgorithm::Cubic)
     }
 
+    /// Linux's BBRv1: the kernel's parameters, a cwnd provisioned for TSO bursts of about 1 ms
+    /// of the pacing rate (`bbr_tso_segs_goal`, [`SendQuantum::LinuxTso`]), and the ProbeBW
+    /// phase drawn from `phase_seed` (0 without noise, as `CcAlgorithm::build_tuned` does).
+    pub fn bbr(phase_seed: Option<u64>) -> BbrConfig {
+        BbrConfig {
+            cycle_seed: phase_seed.unwrap_or(0),
+            send_quantum: SendQuantum::LinuxTso,
+            ..BbrConfig::default()
+        }
+    }
+
     /// A fresh controller; `phase_seed` draws a random controller phase (the noise model's
     /// `cc_phase`) for the algorithms that have one.
     pub fn build(&self, params: CcParams, phase_seed: Option<u64>) -> Box<dyn Controller> {
@@ -108,6 +120,7 @@ impl LinuxCc {
             (CcAlgorithm::NewReno, _) => {
                 Box::new(NewReno::with_config(params, NewRenoConfig::linux()))
             }
+            (CcAlgorithm::Bbr, seed) => Box::new(Bbr::with_config(params, Self::bbr(seed))),
             (cc, Some(seed)) => cc.build_randomized(params, seed, &self.bbr2),
             (cc, None) => cc.build_tuned(params, 0, &self.bbr2),
         }

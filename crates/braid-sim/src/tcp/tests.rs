@@ -1004,3 +1004,18 @@ fn a_stream_receiver_counts_out_of_order_segments_of_any_length() {
     assert_eq!((rx.rcv_nxt(), rx.bytes_delivered()), (3, 1100));
     assert!(!rx.is_complete());
 }
+
+/// A modelled Linux TCP's BBR provisions its cwnd for the kernel's TSO bursts
+/// (`bbr_tso_segs_goal`), Braid's tunnels' BBR for one packet; everything else is the kernel's
+/// default and the phase seed passes through.
+#[test]
+fn linux_bbr_provisions_for_tso_bursts_with_the_kernel_parameters() {
+    use braid_core::cc::bbr::{BbrConfig, SendQuantum};
+    let linux = LinuxCc::bbr(Some(7));
+    assert_eq!(linux.send_quantum, SendQuantum::LinuxTso);
+    assert_eq!(linux.cycle_seed, 7);
+    let plain = BbrConfig { cycle_seed: 7, send_quantum: SendQuantum::OnePacket, ..linux };
+    assert_eq!(plain, BbrConfig { cycle_seed: 7, ..BbrConfig::default() });
+    assert_eq!(LinuxCc::bbr(None).cycle_seed, 0);
+    assert_eq!(BbrConfig::default().send_quantum, SendQuantum::OnePacket);
+}

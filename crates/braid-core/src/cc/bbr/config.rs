@@ -61,10 +61,52 @@ pub const BBR_FULL_BW_THRESH: Gain = Gain(BBR_UNIT * 5 / 4);
 /// window, one to fill it, one to see the higher delivery rate.
 pub const BBR_FULL_BW_CNT: u32 = 3;
 
-/// Packets the sender emits per pacing release (the kernel's `bbr_tso_segs_goal`). Braid's
-/// senders have no TSO/GSO and release one packet at a time, so this is 1 (see the module
-/// documentation).
+/// Packets the sender emits per pacing release under [`SendQuantum::OnePacket`]: Braid's own
+/// senders have no TSO/GSO and release one packet at a time (see the module documentation).
 pub const BBR_TSO_SEGS_GOAL_PKTS: u64 = 1;
+
+/// `sk_pacing_shift`'s default (`sock_init_data`): a TSO burst is about 1 ms of the pacing
+/// rate, `pacing_rate >> 10`.
+pub const LINUX_PACING_SHIFT: u32 = 10;
+/// The largest burst `bbr_tso_segs_goal` allows: `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER`,
+/// with `MAX_TCP_HEADER` = 320 on x86-64 (`L1_CACHE_ALIGN(128 + MAX_HEADER)`).
+pub const LINUX_TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
+/// Below this pacing rate (`bbr_min_tso_rate`, 1.2 Mbit/s, in bytes/s) a burst is one
+/// segment, above it at least two (`bbr_min_tso_segs`).
+pub const LINUX_MIN_TSO_RATE_BYTES_PER_S: u64 = 1_200_000 / 8;
+/// `bbr_tso_segs_goal` caps a burst at 127 segments (`0x7F`).
+pub const LINUX_TSO_SEGS_MAX: u64 = 0x7F;
+
+/// The send quantum BBR provisions its cwnd for: three of them in the quantization budget
+/// (`bbr_quantization_budget`), one more in flight while probing (`bbr_packets_in_net_at_edt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendQuantum {
+    /// One packet per pacing release: Braid's tunnel senders ([`BBR_TSO_SEGS_GOAL_PKTS`]).
+    OnePacket,
+    /// Linux's `bbr_tso_segs_goal` (net/ipv4/tcp_bbr.c): about 1 ms of the pacing rate in
+    /// segments, `max(min(pacing_rate >> 10, 64 KB - 321) / mss, 2)`, one segment below
+    /// 1.2 Mbit/s, at most 127. The kernel computes it from the pacing rate whether or not the
+    /// device segments (it ignores the driver's `gso_max_size`), so a kernel TCP sender with
+    /// offloads off still provisions for it: at 145 Mbit/s in Startup and a 1348-byte MSS,
+    /// 13 segments, 39 packets of cwnd above gain x BDP.
+    LinuxTso,
+}
+
+impl SendQuantum {
+    /// Packets per release at `pacing_rate_bytes_per_s` with segments of `mss_bytes`.
+    pub fn segs(self, pacing_rate_bytes_per_s: u64, mss_bytes: u64) -> u64 {
+        match self {
+            SendQuantum::OnePacket => BBR_TSO_SEGS_GOAL_PKTS,
+            SendQuantum::LinuxTso => {
+                let bytes =
+                    (pacing_rate_bytes_per_s >> LINUX_PACING_SHIFT).min(LINUX_TSO_MAX_BYTES);
+                let min_segs =
+                    if pacing_rate_bytes_per_s < LINUX_MIN_TSO_RATE_BYTES_PER_S { 1 } else { 2 };
+                (bytes / mss_bytes.max(1)).max(min_segs).min(LINUX_TSO_SEGS_MAX)
+            }
+        }
+    }
+}
 
 /// Minimum round trips in a long-term (policer detection) sampling interval: enough to
 /// average over a policer's token-bucket refills.
@@ -117,6 +159,9 @@ pub struct BbrConfig {
     /// it from this seed so runs replay exactly. Give flows sharing a bottleneck different
     /// seeds to keep their probing out of phase, as the kernel's randomness does.
     pub cycle_seed: u64,
+    /// The send quantum the cwnd provisions for ([`SendQuantum::OnePacket`]; a model of a
+    /// kernel TCP sender uses [`SendQuantum::LinuxTso`]).
+    pub send_quantum: SendQuantum,
 }
 
 impl Default for BbrConfig {
@@ -135,6 +180,7 @@ impl Default for BbrConfig {
             full_bw_cnt: BBR_FULL_BW_CNT,
             extra_acked_gain: BBR_EXTRA_ACKED_GAIN,
             cycle_seed: 0,
+            send_quantum: SendQuantum::OnePacket,
         }
     }
 }
@@ -178,6 +224,23 @@ impl BbrConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn linux_tso_bursts_are_a_millisecond_of_the_pacing_rate_within_the_kernel_bounds() {
+        let linux = |rate, mss| SendQuantum::LinuxTso.segs(rate, mss);
+        // Startup at 145 Mbit/s with a 1348-byte MSS (the lab's tunnel): 17 700 B per ms.
+        assert_eq!(linux(145_000_000 / 8, 1348), 13);
+        // ProbeBW at 50 Mbit/s, 1448-byte MSS: 6 103 B per ms.
+        assert_eq!(linux(50_000_000 / 8, 1448), 4);
+        // Slow: one segment below 1.2 Mbit/s, two from there on.
+        assert_eq!(linux(100_000, 1448), 1);
+        assert_eq!(linux(150_000, 1448), 2);
+        // Fast: at most 64 KB less the header room, and never more than 127 segments.
+        assert_eq!(linux(10_000_000_000 / 8, 1448), (65_536 - 1 - 320) / 1448);
+        assert_eq!(linux(10_000_000_000 / 8, 100), 127);
+        // Braid's own senders release one packet at a time, whatever the rate.
+        assert_eq!(SendQuantum::OnePacket.segs(145_000_000 / 8, 1348), 1);
+    }
 
     #[test]
     fn kernel_gains_in_fixed_point() {

@@ -70,7 +70,8 @@
 //! - **No TSO/GSO and no departure-time queue.** Braid's senders release one packet per pacing
 //!   slot, so the send quantum is one MSS ([`config::BBR_TSO_SEGS_GOAL_PKTS`]) and the
 //!   quantization budget is 3 MSS, rounded up to an even packet count, plus 2 packets in the
-//!   1.25 phase. The pacer belongs to the caller, so the kernel's earliest departure time is
+//!   1.25 phase. A model of a kernel sender (the simulator's end-to-end TCP, kernel-TCP tunnel
+//!   paths) sets [`SendQuantum::LinuxTso`], the kernel's `bbr_tso_segs_goal`, instead. The pacer belongs to the caller, so the kernel's earliest departure time is
 //!   taken to be now: "packets in the network at EDT" is the inflight, plus one quantum while
 //!   probing.
 //! - **ProbeRTT's app-limited marking.** The kernel marks the connection app-limited while in
@@ -120,7 +121,7 @@ mod harness {
 
 use std::time::Duration;
 
-pub use config::{BbrConfig, Gain};
+pub use config::{BbrConfig, Gain, SendQuantum};
 
 use super::bbr_common::ack_aggregation::AckAggregation;
 use super::bbr_common::loss_state::{CaState, LossState};

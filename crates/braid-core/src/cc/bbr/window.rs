@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use super::config::BBR_TSO_SEGS_GOAL_PKTS;
 use super::{Bbr, CaState, Gain, Mode};
 use crate::cc::bbr_common::pacing;
 use crate::cc::AckEvent;
@@ -33,12 +32,18 @@ impl Bbr {
         self.min_rtt.map_or(self.initial_cwnd_bytes, |min_rtt| pacing::bdp(bw, min_rtt, gain))
     }
 
+    /// Packets per send quantum at the current pacing rate (`bbr_tso_segs_goal`,
+    /// [`super::SendQuantum`]).
+    fn tso_segs_goal(&self) -> u64 {
+        self.config.send_quantum.segs(self.out.pacing_rate_bytes_per_s, self.mss_bytes)
+    }
+
     /// Adds room for the send quanta queued at both ends (3 of them), rounds up to an even
     /// number of packets for delayed ACKs, and adds 2 packets in the probe phase so that even
     /// a tiny BDP is probed above (`bbr_quantization_budget`).
     pub(super) fn quantization_budget(&self, cwnd_bytes: u64) -> u64 {
         let mss = self.mss_bytes;
-        let pkts = (cwnd_bytes + 3 * BBR_TSO_SEGS_GOAL_PKTS * mss).div_ceil(mss);
+        let pkts = (cwnd_bytes + 3 * self.tso_segs_goal() * mss).div_ceil(mss);
         let mut cwnd = ((pkts + 1) & !1) * mss;
         if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
             cwnd += 2 * mss;
@@ -56,7 +61,7 @@ impl Bbr {
     /// the departing quantum counts, to see whether it pushes inflight over the target.
     pub(super) fn packets_in_net_at_edt(&self, inflight_bytes: u64) -> u64 {
         if self.pacing_gain > Gain::ONE {
-            inflight_bytes + BBR_TSO_SEGS_GOAL_PKTS * self.mss_bytes
+            inflight_bytes + self.tso_segs_goal() * self.mss_bytes
         } else {
             inflight_bytes
         }
@@ -126,7 +131,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::super::harness::{ms, params, Ack, Driver, Network, MSS};
-    use super::super::{Bbr, BbrConfig, Gain, Mode};
+    use super::super::{Bbr, BbrConfig, Gain, Mode, SendQuantum};
     use crate::cc::{CcPhase, CongestionEvent, Controller};
 
     const RTT: std::time::Duration = ms(100);
@@ -187,6 +192,29 @@ mod tests {
         }
         assert!(seen.contains(&(204 * MSS)), "{seen:?}");
         assert!(seen.contains(&(206 * MSS)), "probe phase adds 2 packets: {seen:?}");
+    }
+
+    #[test]
+    fn a_linux_sender_provisions_three_tso_bursts_where_braid_provisions_three_packets() {
+        // At ~1 MB/s a burst (pacing_rate >> 10, ~1 kB) is under one MSS, so Linux's
+        // `bbr_tso_segs_goal` gives its floor of 2 segments: 2 * 100 + 3 * 2 = 206 packets
+        // (even), + 2 in the probe phase, where one packet per release gives 204.
+        let config = BbrConfig {
+            extra_acked_gain: Gain(0),
+            send_quantum: SendQuantum::LinuxTso,
+            ..BbrConfig::default()
+        };
+        let mut d = Driver::new(Bbr::with_config(params(), config));
+        d.clocked(1_000_000, RTT, 100 * MSS, ms(600));
+        assert_eq!(d.bbr.mode, Mode::ProbeBw);
+        let mut seen = BTreeSet::new();
+        for _ in 0..2000 {
+            d.ack(Ack { bw: Some(1_000_000), in_flight: 150 * MSS, ..Ack::default() });
+            let extra = if d.bbr.cycle_idx == 0 { 2 * MSS } else { 0 };
+            assert!(d.bbr.out.cwnd_bytes <= 206 * MSS + extra);
+            seen.insert(d.bbr.out.cwnd_bytes);
+        }
+        assert!(seen.contains(&(206 * MSS)) && seen.contains(&(208 * MSS)), "{seen:?}");
     }
 
     #[test]
