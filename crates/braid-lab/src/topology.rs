@@ -36,8 +36,8 @@ use std::path::PathBuf;
 use braid_sim::Scenario;
 
 pub use emulate::{
-    shape_htb, DirectionShape, Emulator, LinkCounters, LinkShape, QueueCounters, EM_IF_DOWN,
-    EM_IF_UP,
+    shape_htb, DirectionShape, Emulator, LinkCounters, LinkShape, QueueCounters, SendLateness,
+    EM_IF_DOWN, EM_IF_UP,
 };
 
 use crate::netns::{unique_prefix, veth_pair, Child, NetError, Netns};

@@ -85,6 +85,23 @@ fn a_linkem_run_reports_the_drops_of_its_queues() {
     assert!(r.paths[0].packets_sent.unwrap() >= 5_000_000 / 1448);
     let retransmitted = r.e2e.retransmissions.unwrap();
     assert!(retransmitted >= drops[0], "{retransmitted} retransmissions, {} drops", drops[0]);
+    // Every link direction's send lateness: server link and both paths, down and up.
+    let late = &r.lab.send_lateness;
+    let names: Vec<(&str, &str)> =
+        late.iter().map(|l| (l.link.as_str(), l.direction.as_str())).collect();
+    assert_eq!(
+        names,
+        [
+            ("server_link", "down"),
+            ("server_link", "up"),
+            ("wifi", "down"),
+            ("wifi", "up"),
+            ("cellular", "down"),
+            ("cellular", "up")
+        ]
+    );
+    let down = late[2].lateness;
+    assert!(down.p50_us <= down.p99_us && down.p99_us <= down.max_us + 10.0, "{down:?}");
     assert!(ours(&tag).is_empty(), "{:?}", ours(&tag));
 }
 

@@ -33,6 +33,8 @@ pub mod stream {
     pub const CC_E2E: u64 = 4;
     /// Host `h`'s packet delays ([`super::Host`]): `HOST_JITTER + h`.
     pub const HOST_JITTER: u64 = 16;
+    /// Host `h`'s stalls ([`super::Stalls`]): `HOST_STALL + h`.
+    pub const HOST_STALL: u64 = 32;
 }
 
 /// The seed of stream `stream` under scenario seed `seed`: a SplitMix64 output (Steele et al.,
@@ -88,6 +90,78 @@ impl Jitter {
     }
 }
 
+/// Host stalls: a host stops handling packets at random instants and resumes a while later,
+/// as a process or softirq does when the scheduler runs something else on its CPU. Stalls start
+/// as a Poisson process of `rate_per_s` (from the end of the previous one) and last an
+/// exponential time of mean `mean` cut at `max`; a packet the host takes in during a stall is
+/// handled when it ends, so everything that arrived meanwhile leaves in one burst. The lab's
+/// link emulator shows such stalls in its own send lateness (docs/validation.md, "Repetitions:
+/// the noise model"). Per host, independent of the traffic: the schedule depends only on the
+/// seed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stalls {
+    mean_gap_ns: f64,
+    mean_ns: f64,
+    max_ns: u64,
+}
+
+impl Stalls {
+    /// `rate_per_s` and `mean` above zero, `max` at least `mean` (validated as `sim.noise.*`).
+    pub fn new(rate_per_s: f64, mean: Duration, max: Duration) -> Self {
+        Stalls {
+            mean_gap_ns: 1e9 / rate_per_s,
+            mean_ns: mean.as_nanos() as f64,
+            max_ns: max.as_nanos() as u64,
+        }
+    }
+}
+
+/// One host's stall schedule, drawn lazily as time passes.
+#[derive(Debug)]
+struct StallClock {
+    law: Stalls,
+    rng: Pcg64Mcg,
+    /// The current or next stall, `[start, end)`.
+    start: Instant,
+    end: Instant,
+}
+
+impl StallClock {
+    fn new(law: Stalls, seed: u64) -> Self {
+        let mut c = StallClock {
+            law,
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            start: Instant::ZERO,
+            end: Instant::ZERO,
+        };
+        c.advance();
+        c
+    }
+
+    /// The stall after the current one: an exponential gap, then an exponential length cut at
+    /// the maximum.
+    fn advance(&mut self) {
+        let exp = |rng: &mut Pcg64Mcg, mean: f64| -mean * (1.0 - rng.random::<f64>()).ln();
+        let gap = exp(&mut self.rng, self.law.mean_gap_ns).round() as u64;
+        let len = (exp(&mut self.rng, self.law.mean_ns).round() as u64).min(self.law.max_ns);
+        self.start = self.end.add_nanos(gap.max(1));
+        self.end = self.start.add_nanos(len);
+    }
+
+    /// When the host handles a packet taken in at `now` (calls in non-decreasing `now`): the
+    /// end of the stall covering `now`, else `now`.
+    fn resume_at(&mut self, now: Instant) -> Instant {
+        while self.end <= now {
+            self.advance();
+        }
+        if now >= self.start {
+            self.end
+        } else {
+            now
+        }
+    }
+}
+
 /// The packets a host has processed but not yet put on their links, in the order they
 /// arrived. A packet handed in at `now` leaves at max(the previous packet's departure,
 /// `now` + a [`Jitter`] draw): a host delays packets but never reorders them, as one softirq
@@ -97,23 +171,29 @@ impl Jitter {
 pub struct HostQueue<T> {
     jitter: Jitter,
     rng: Pcg64Mcg,
+    stalls: Option<StallClock>,
     last_departure: Instant,
     queue: VecDeque<(Instant, T)>,
 }
 
 impl<T: Copy> HostQueue<T> {
-    pub fn new(jitter: Jitter, seed: u64) -> Self {
+    /// A host delaying each packet by a `jitter` draw (from a generator seeded by `seed`),
+    /// and, with `stalls`, stalling as they say (seeded by `stall_seed`).
+    pub fn new(jitter: Jitter, seed: u64, stalls: Option<(Stalls, u64)>) -> Self {
         HostQueue {
             jitter,
             rng: Pcg64Mcg::seed_from_u64(seed),
+            stalls: stalls.map(|(law, stall_seed)| StallClock::new(law, stall_seed)),
             last_departure: Instant::ZERO,
             queue: VecDeque::with_capacity(64),
         }
     }
 
-    /// Takes in `item` at `now` and returns when it leaves. Departures never decrease.
+    /// Takes in `item` at `now` (non-decreasing) and returns when it leaves: once the host
+    /// handles it (after any stall) plus its jitter draw. Departures never decrease.
     pub fn admit(&mut self, now: Instant, item: T) -> Instant {
-        let at = (now + self.jitter.draw(&mut self.rng)).max(self.last_departure);
+        let handled = self.stalls.as_mut().map_or(now, |s| s.resume_at(now));
+        let at = (handled + self.jitter.draw(&mut self.rng)).max(self.last_departure);
         self.last_departure = at;
         self.queue.push_back((at, item));
         at
@@ -153,6 +233,8 @@ pub fn start_offset(seed: u64, max: Duration) -> Duration {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     fn us(v: u64) -> Duration {
@@ -190,7 +272,7 @@ mod tests {
     /// and never before admission, and a packet admitted behind a long draw waits for it.
     #[test]
     fn a_host_keeps_fifo_order() {
-        let mut q = HostQueue::new(Jitter::new(us(50), us(1000)), 3);
+        let mut q = HostQueue::new(Jitter::new(us(50), us(1000)), 3, None);
         let mut admitted = Vec::new();
         let mut t = Instant::ZERO;
         for i in 0..10_000u32 {
@@ -216,10 +298,59 @@ mod tests {
         assert_eq!(out, (0..10_000).collect::<Vec<_>>());
     }
 
+    /// Stalls follow their law: as a renewal process (an exponential gap after each stall, then
+    /// an exponential stall cut at the maximum), a host is stalled a fraction E[s] / (E[gap] +
+    /// E[s]) of the time; a packet taken in during a stall leaves at its end, so the packets a
+    /// stall catches leave together; none waits longer than the longest stall.
+    #[test]
+    fn stalls_hold_packets_to_their_end_as_often_as_their_law_says() {
+        let law = Stalls::new(100.0, us(1000), us(6000));
+        let zero = Jitter::new(Duration::ZERO, Duration::ZERO);
+        let mut q = HostQueue::new(zero, 1, Some((law, 2)));
+        let (n, step) = (200_000u64, us(50));
+        let mut delayed = 0;
+        let mut bursts = BTreeMap::new();
+        for i in 0..n {
+            let now = Instant::ZERO + step * i as u32;
+            let at = q.admit(now, i);
+            while q.pop_due(at).is_some() {}
+            assert!(at >= now && at <= now + us(6000), "{now:?} -> {at:?}");
+            if at > now {
+                delayed += 1;
+                *bursts.entry(at).or_insert(0) += 1;
+            }
+        }
+        // E[s] = 1 ms x (1 - e^-6), E[gap] = 10 ms: stalled 9.07% of the time.
+        let expected = 0.9975 / (10.0 + 0.9975);
+        let seen = delayed as f64 / n as f64;
+        assert!((seen / expected - 1.0).abs() < 0.1, "{seen} vs {expected}");
+        // About 100 stalls a second over 10 s, each releasing ~20 packets (1 ms / 50 us) at once.
+        assert!((800..1200).contains(&bursts.len()), "{} stalls", bursts.len());
+        let mean_burst = delayed as f64 / bursts.len() as f64;
+        assert!((15.0..25.0).contains(&mean_burst), "{mean_burst}");
+    }
+
+    /// Stalls draw from their own stream: with them the jitter draws are the same sequence,
+    /// and the schedule depends on the seed only.
+    #[test]
+    fn stalls_keep_the_jitter_stream_and_replay_with_their_seed() {
+        let law = Stalls::new(50.0, us(500), us(2000));
+        let run = |stalls: Option<(Stalls, u64)>| {
+            let mut q = HostQueue::new(Jitter::new(us(20), us(1000)), 9, stalls);
+            (0..20_000u32).map(|i| q.admit(Instant::ZERO + us(100) * i, i)).collect::<Vec<_>>()
+        };
+        let (plain, stalled) = (run(None), run(Some((law, 4))));
+        assert_eq!(stalled, run(Some((law, 4))));
+        assert_ne!(stalled, run(Some((law, 5))));
+        // Outside stalls a packet leaves exactly as without them (same jitter draw).
+        let same = plain.iter().zip(&stalled).filter(|(a, b)| a == b).count();
+        assert!(same > 18_000 && same < 20_000, "{same}");
+    }
+
     #[test]
     fn same_seed_same_draws_other_streams_other_draws() {
         let draws = |seed| {
-            let mut q = HostQueue::new(Jitter::new(us(20), us(1000)), seed);
+            let mut q = HostQueue::new(Jitter::new(us(20), us(1000)), seed, None);
             (0..100).map(|i| q.admit(Instant::ZERO + us(i * 100), i)).collect::<Vec<_>>()
         };
         assert_eq!(draws(1), draws(1));

@@ -10,7 +10,7 @@ use braid_core::Instant;
 
 use crate::link::{Aqm, Capacity, LinkSpec, LinkSpecError};
 use crate::metrics::{Drops, E2eReport, PathReport, ReorderReport, Report, Series, TunnelReport};
-use crate::noise::{self, Jitter};
+use crate::noise::{self, Jitter, Stalls};
 use crate::scenario::{
     ms, AqmChoice, E2eKind, LossChoice, PathConfig, Scenario, ScenarioError, TraceFile,
 };
@@ -213,6 +213,9 @@ fn world_noise(s: &Scenario) -> WorldNoise {
     WorldNoise {
         host_jitter: (n.host_jitter_us > 0.0)
             .then(|| Jitter::new(us(n.host_jitter_us), us(n.host_jitter_max_us))),
+        host_stalls: (n.host_stall_rate_per_s > 0.0).then(|| {
+            Stalls::new(n.host_stall_rate_per_s, us(n.host_stall_mean_us), us(n.host_stall_max_us))
+        }),
         start_offset: noise::start_offset(s.seed, ms(n.start_offset_ms)),
         cc_phase: n.cc_phase,
     }

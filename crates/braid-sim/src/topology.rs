@@ -24,7 +24,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::engine::{Event, EventQueue};
 use crate::link::{Enqueue, Link, LinkSpec, LinkStats};
 use crate::metrics::{PathSample, Series, Stat, TraceRow};
-use crate::noise::{stream, stream_seed, Host, HostQueue, Jitter, HOSTS};
+use crate::noise::{stream, stream_seed, Host, HostQueue, Jitter, Stalls, HOSTS};
 use crate::packet::{Packet, PacketPool, Payload, PktId};
 use crate::tcp::{Ack, LinuxCc, Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::tcp_tunnel::{StreamRx, StreamTx, TcpPathsConfig};
@@ -81,6 +81,8 @@ pub struct WorldConfig {
 pub struct WorldNoise {
     /// Every packet leaving a host waits a draw of this, in order ([`HostQueue`]).
     pub host_jitter: Option<Jitter>,
+    /// Every host stalls now and then ([`crate::noise::Stalls`]).
+    pub host_stalls: Option<Stalls>,
     /// When the transfer starts; the DLCT counts from here.
     pub start_offset: Duration,
     /// Seed the controllers from the scenario seed ([`crate::scenario::NoiseConfig::cc_phase`]).
@@ -328,12 +330,21 @@ impl World {
                 }
             }
         });
-        let hosts = cfg.noise.host_jitter.map_or_else(Vec::new, |j| {
+        let hosts = if cfg.noise.host_jitter.is_some() || cfg.noise.host_stalls.is_some() {
+            // Without jitter a host still stalls: a zero-mean draw is always 0.
+            let jitter =
+                cfg.noise.host_jitter.unwrap_or(Jitter::new(Duration::ZERO, Duration::ZERO));
+            let seed = |base: u64, h: Host| stream_seed(cfg.seed, base + h as u64);
             HOSTS
                 .iter()
-                .map(|&h| HostQueue::new(j, stream_seed(cfg.seed, stream::HOST_JITTER + h as u64)))
+                .map(|&h| {
+                    let stalls = cfg.noise.host_stalls.map(|s| (s, seed(stream::HOST_STALL, h)));
+                    HostQueue::new(jitter, seed(stream::HOST_JITTER, h), stalls)
+                })
                 .collect()
-        });
+        } else {
+            Vec::new()
+        };
         if let Some(t) = tunnel.as_mut().filter(|_| cfg.path_handshake) {
             for (i, (down, up)) in cfg.paths.iter().enumerate().take(n_paths) {
                 let rtt = handshake_rtt(down, up);

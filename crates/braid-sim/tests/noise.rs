@@ -36,6 +36,9 @@ fn noise_absent_and_explicitly_off_are_the_same_run() {
     let off = [
         "sim.noise.host_jitter_us=0.0",
         "sim.noise.host_jitter_max_us=1000.0",
+        "sim.noise.host_stall_rate_per_s=0.0",
+        "sim.noise.host_stall_mean_us=1000.0",
+        "sim.noise.host_stall_max_us=6000.0",
         "sim.noise.start_offset_ms=0.0",
         "sim.noise.cc_phase=false",
     ];
@@ -115,7 +118,7 @@ fn different_seeds_differ_on_a_loss_free_cell() {
     }
 }
 
-/// Each part alone: host jitter changes a run; seeded controllers change a BBR-tunnel run
+/// Each part alone: host jitter changes a run, and so do host stalls; seeded controllers change a BBR-tunnel run
 /// long enough to reach ProbeBW; the start offset alone changes nothing on constant-rate
 /// links (nothing in this model runs on the absolute clock before the transfer), but moves a
 /// capacity trace under the transfer.
@@ -131,9 +134,14 @@ fn each_part_alone() {
     let jitter = NoiseConfig { host_jitter_us: 20.0, ..off.clone() };
     let phase = NoiseConfig { cc_phase: true, ..off.clone() };
     let start = NoiseConfig { start_offset_ms: 1000.0, ..off.clone() };
+    let stalls = NoiseConfig { host_stall_rate_per_s: 50.0, ..off.clone() };
     let quiet = with(&[SMALL], off.clone(), 1);
     assert_ne!(with(&[SMALL], jitter.clone(), 1), quiet);
     assert_ne!(with(&[SMALL], jitter.clone(), 1), with(&[SMALL], jitter, 2));
+    // Stalls alone (no jitter): a host stalls, the run changes, and the seed places the stalls.
+    assert_ne!(with(&[SMALL], stalls.clone(), 1), quiet);
+    assert_ne!(with(&[SMALL], stalls.clone(), 1), with(&[SMALL], stalls.clone(), 2));
+    assert_eq!(with(&[SMALL], stalls.clone(), 1).to_bits(), with(&[SMALL], stalls, 1).to_bits());
     let long = ["e2e.bytes=30000000", "e2e.cc=bbr"];
     let phases: Vec<f64> = (1..=3).map(|seed| with(&long, phase.clone(), seed)).collect();
     assert!(phases.iter().any(|&d| d != phases[0]), "{phases:?}");

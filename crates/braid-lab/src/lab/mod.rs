@@ -515,6 +515,25 @@ pub fn udp_configs(s: &Scenario, ue: SocketAddr) -> (UdpSenderConfig, UdpReceive
     (send, recv)
 }
 
+/// Every link direction's send lateness the emulator reported (linkem), server link first.
+fn send_lateness(s: &Scenario, counters: &[Option<LinkCounters>]) -> Vec<report::LinkLateness> {
+    let names = std::iter::once("server_link").chain(s.paths.iter().map(|p| p.name.as_str()));
+    let mut out = Vec::new();
+    for (name, c) in names.zip(counters) {
+        let Some(c) = c else { continue };
+        for (direction, q) in [("down", &c.down), ("up", &c.up)] {
+            if let Some(lateness) = q.lateness {
+                out.push(report::LinkLateness {
+                    link: name.to_string(),
+                    direction: direction.to_string(),
+                    lateness,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// The report of one run, from the transfer and the queues' counters.
 fn summarise(
     s: &Scenario,
@@ -602,6 +621,7 @@ fn summarise(
         },
         cc_effective,
         goodput_series_mbps: receiver.goodput_series_mbps(),
+        send_lateness: send_lateness(s, &counters),
     };
     Ok(LabReport {
         dlct_s,

@@ -21,7 +21,7 @@
 //! | `wall_s` | the whole run: build, transfer, teardown |
 //!
 //! A `lab` object adds what only the lab has: mode, emulator, what was not emulated, the
-//! effective congestion control and the goodput series.
+//! effective congestion control, the goodput series and (linkem) each link's send lateness.
 
 use braid_core::reorder::OwdSummary;
 use braid_sim::metrics::MeanMax;
@@ -115,6 +115,21 @@ pub struct LabInfo {
     pub cc_effective: String,
     /// Goodput per `sim.bin_ms` bin from `connect`, Mbit/s.
     pub goodput_series_mbps: Vec<f64>,
+    /// linkem only: how late each link direction sent its frames (the lab's own timing noise;
+    /// docs/validation.md, "Repetitions: the noise model"). Empty with htb.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub send_lateness: Vec<LinkLateness>,
+}
+
+/// One link direction's send lateness in the lab.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkLateness {
+    /// `server_link` or the path's name.
+    pub link: String,
+    /// `down` (towards the UE) or `up`.
+    pub direction: String,
+    #[serde(flatten)]
+    pub lateness: crate::topology::SendLateness,
 }
 
 /// The summary of one lab run: `braid lab --json`.

@@ -111,7 +111,7 @@ impl LinkShape {
 }
 
 /// Packet counters of one direction's queue: what left it, and what it dropped.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct QueueCounters {
     /// Frame bytes sent (Ethernet header included).
     pub bytes: u64,
@@ -120,10 +120,22 @@ pub struct QueueCounters {
     pub drops: u64,
     /// The AQM's share of `drops` (htb has no AQM: zero).
     pub aqm_drops: u64,
+    /// How late the emulator put frames on the wire (linkem only; htb's kernel does not say).
+    pub lateness: Option<SendLateness>,
+}
+
+/// How late an emulator sent frames after their due time, us: its own timing noise (a late
+/// wake-up sends the frames due meanwhile back to back).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, serde::Serialize)]
+pub struct SendLateness {
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
 }
 
 /// Counters of both directions of one link.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LinkCounters {
     pub down: QueueCounters,
     pub up: QueueCounters,
@@ -302,7 +314,13 @@ fn root_qdisc_counters(em: &Netns, dev: &str) -> Result<QueueCounters, NetError>
 fn parse_root_counters(json: &str) -> Result<QueueCounters, String> {
     let qdiscs: Vec<TcQdiscStats> = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let root = qdiscs.iter().find(|q| q.root).ok_or("no root qdisc")?;
-    Ok(QueueCounters { bytes: root.bytes, packets: root.packets, drops: root.drops, aqm_drops: 0 })
+    Ok(QueueCounters {
+        bytes: root.bytes,
+        packets: root.packets,
+        drops: root.drops,
+        aqm_drops: 0,
+        lateness: None,
+    })
 }
 
 /// The fields of one direction of `braid linkem --stats-json` ([`crate::linkem::DirectionStats`])
@@ -315,6 +333,7 @@ struct LinkemDirection {
     drops_loss: u64,
     drops_codel: u64,
     drops_oversize: u64,
+    lateness: SendLateness,
 }
 
 #[derive(Deserialize)]
@@ -330,6 +349,7 @@ impl From<&LinkemDirection> for QueueCounters {
             packets: d.sent_frames,
             drops: d.drops_buffer + d.drops_loss + d.drops_codel + d.drops_oversize,
             aqm_drops: d.drops_codel,
+            lateness: Some(d.lateness),
         }
     }
 }
@@ -386,6 +406,7 @@ mod tests {
 
     #[test]
     fn linkem_counters_read_what_linkem_writes_ab_as_the_downlink() {
+        use crate::linkem::stats::LatenessSummary;
         use crate::linkem::{DirectionStats, LinkemStats};
         let stats = LinkemStats {
             ab: DirectionStats {
@@ -395,13 +416,31 @@ mod tests {
                 drops_loss: 2,
                 drops_codel: 4,
                 drops_oversize: 1,
+                lateness: LatenessSummary {
+                    frames: 10,
+                    mean_us: 12.5,
+                    p50_us: 10.0,
+                    p99_us: 250.0,
+                    max_us: 600.0,
+                },
                 ..Default::default()
             },
             ba: DirectionStats { sent_frames: 5, sent_bytes: 330, ..Default::default() },
         };
         let c = parse_linkem_counters(&serde_json::to_string_pretty(&stats).unwrap()).unwrap();
-        assert_eq!(c.down, QueueCounters { bytes: 15_140, packets: 10, drops: 10, aqm_drops: 4 });
-        assert_eq!(c.up, QueueCounters { bytes: 330, packets: 5, drops: 0, aqm_drops: 0 });
+        let late = SendLateness { mean_us: 12.5, p50_us: 10.0, p99_us: 250.0, max_us: 600.0 };
+        assert_eq!(
+            c.down,
+            QueueCounters {
+                bytes: 15_140,
+                packets: 10,
+                drops: 10,
+                aqm_drops: 4,
+                lateness: Some(late)
+            }
+        );
+        assert_eq!(c.up.lateness, Some(SendLateness::default()));
+        assert_eq!((c.up.bytes, c.up.packets, c.up.drops, c.up.aqm_drops), (330, 5, 0, 0));
         assert!(parse_linkem_counters("{\"ab\": {}}").is_err());
         let missing = std::env::temp_dir().join("braid-lab-no-such-linkem-stats.json");
         assert_eq!(read_linkem_counters(&missing).unwrap(), None);
@@ -462,7 +501,7 @@ mod tests {
                        {"kind":"pfifo","handle":"10:","parent":"1:1","bytes":9,"packets":9,"drops":9}]"#;
         assert_eq!(
             parse_root_counters(json).unwrap(),
-            QueueCounters { bytes: 3028, packets: 2, drops: 1, aqm_drops: 0 }
+            QueueCounters { bytes: 3028, packets: 2, drops: 1, aqm_drops: 0, lateness: None }
         );
         assert!(parse_root_counters("[]").is_err());
     }

@@ -324,6 +324,15 @@ pub struct NoiseConfig {
     /// Largest host delay, us: the exponential draw is cut here (a VM stall beyond it is not
     /// modelled). Read only while `host_jitter_us` is above 0.
     pub host_jitter_max_us: f64,
+    /// Host stalls per second at each host (server, proxy, UE): a host stops handling packets
+    /// for a while and then sends what arrived meanwhile in one burst ([`crate::noise::Stalls`]).
+    /// 0 (the default) is off.
+    pub host_stall_rate_per_s: f64,
+    /// Mean length of a host stall, us (exponential, cut at `host_stall_max_us`). Read only
+    /// while `host_stall_rate_per_s` is above 0.
+    pub host_stall_mean_us: f64,
+    /// Longest host stall, us.
+    pub host_stall_max_us: f64,
     /// The transfer starts at a uniformly random time in [0, this) ms after the tunnel and
     /// the links start; the DLCT is counted from the transfer's start. It changes a run only
     /// through what runs on the absolute clock: a capacity trace's position, the trace and
@@ -344,6 +353,9 @@ impl Default for NoiseConfig {
         NoiseConfig {
             host_jitter_us: 0.0,
             host_jitter_max_us: 1000.0,
+            host_stall_rate_per_s: 0.0,
+            host_stall_mean_us: 1000.0,
+            host_stall_max_us: 6000.0,
             start_offset_ms: 0.0,
             cc_phase: false,
         }
@@ -359,6 +371,9 @@ impl NoiseConfig {
         NoiseConfig {
             host_jitter_us: 20.0,
             host_jitter_max_us: 1000.0,
+            host_stall_rate_per_s: 0.0,
+            host_stall_mean_us: 1000.0,
+            host_stall_max_us: 6000.0,
             start_offset_ms: 1000.0,
             cc_phase: true,
         }
@@ -374,6 +389,9 @@ impl NoiseConfig {
         vec![
             format!("sim.noise.host_jitter_us={:?}", self.host_jitter_us),
             format!("sim.noise.host_jitter_max_us={:?}", self.host_jitter_max_us),
+            format!("sim.noise.host_stall_rate_per_s={:?}", self.host_stall_rate_per_s),
+            format!("sim.noise.host_stall_mean_us={:?}", self.host_stall_mean_us),
+            format!("sim.noise.host_stall_max_us={:?}", self.host_stall_max_us),
             format!("sim.noise.start_offset_ms={:?}", self.start_offset_ms),
             format!("sim.noise.cc_phase={}", self.cc_phase),
         ]

@@ -142,6 +142,26 @@ fn noise(n: &NoiseConfig) -> Result<(), FieldError> {
             format!("must be in [{mean}, 100000] (at least sim.noise.host_jitter_us)"),
         ));
     }
+    float(
+        "sim.noise.host_stall_rate_per_s",
+        n.host_stall_rate_per_s,
+        F64Range::closed(0.0, 10_000.0),
+    )?;
+    if n.host_stall_rate_per_s > 0.0 {
+        float(
+            "sim.noise.host_stall_mean_us",
+            n.host_stall_mean_us,
+            F64Range::closed(1.0, 1_000_000.0),
+        )?;
+        let (mean, max) = (n.host_stall_mean_us, n.host_stall_max_us);
+        if !F64Range::closed(mean, 1_000_000.0).contains(max) {
+            return Err(FieldError::invalid(
+                "sim.noise.host_stall_max_us",
+                max,
+                format!("must be in [{mean}, 1000000] (at least sim.noise.host_stall_mean_us)"),
+            ));
+        }
+    }
     float("sim.noise.start_offset_ms", n.start_offset_ms, F64Range::closed(0.0, 60_000.0))
 }
 
@@ -243,6 +263,29 @@ mod tests {
             err_of(|s| s.sim.noise.start_offset_ms = 60_001.0),
             "sim.noise.start_offset_ms = 60001: must be in [0, 60000]"
         );
+        assert_eq!(
+            err_of(|s| s.sim.noise.host_stall_rate_per_s = -5.0),
+            "sim.noise.host_stall_rate_per_s = -5: must be in [0, 10000]"
+        );
+        assert_eq!(
+            err_of(|s| {
+                s.sim.noise.host_stall_rate_per_s = 10.0;
+                s.sim.noise.host_stall_mean_us = 0.0;
+            }),
+            "sim.noise.host_stall_mean_us = 0: must be in [1, 1000000]"
+        );
+        assert_eq!(
+            err_of(|s| {
+                s.sim.noise.host_stall_rate_per_s = 10.0;
+                s.sim.noise.host_stall_max_us = 500.0;
+            }),
+            "sim.noise.host_stall_max_us = 500: must be in [1000, 1000000] \
+             (at least sim.noise.host_stall_mean_us)"
+        );
+        // Without stalls their shape is not read.
+        let mut s = Scenario::default();
+        s.sim.noise.host_stall_mean_us = 0.0;
+        s.validate().unwrap();
         let mut s = Scenario::default();
         s.sim.noise = NoiseConfig::host();
         s.validate().unwrap();
