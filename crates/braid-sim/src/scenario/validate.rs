@@ -131,38 +131,44 @@ fn sim(s: &SimConfig) -> Result<(), FieldError> {
 }
 
 /// The noise model's fields: host delays up to 100 ms (far beyond any host's, but a study may
-/// exaggerate), a cut no lower than the mean, a start within a minute.
+/// exaggerate), a cut no lower than the mean, a start within a minute; host stalls up to 10 000
+/// a second and 1 s long, their shape read only while they are on.
 fn noise(n: &NoiseConfig) -> Result<(), FieldError> {
     float("sim.noise.host_jitter_us", n.host_jitter_us, F64Range::closed(0.0, 100_000.0))?;
-    let (mean, max) = (n.host_jitter_us, n.host_jitter_max_us);
-    if !F64Range::closed(mean, 100_000.0).contains(max) {
-        return Err(FieldError::invalid(
-            "sim.noise.host_jitter_max_us",
-            max,
-            format!("must be in [{mean}, 100000] (at least sim.noise.host_jitter_us)"),
-        ));
-    }
-    float(
-        "sim.noise.host_stall_rate_per_s",
-        n.host_stall_rate_per_s,
-        F64Range::closed(0.0, 10_000.0),
+    cut_above_mean(
+        ("sim.noise.host_jitter_max_us", n.host_jitter_max_us),
+        ("sim.noise.host_jitter_us", n.host_jitter_us),
+        100_000.0,
     )?;
-    if n.host_stall_rate_per_s > 0.0 {
-        float(
-            "sim.noise.host_stall_mean_us",
-            n.host_stall_mean_us,
-            F64Range::closed(1.0, 1_000_000.0),
+    let stalls = n.host_stall_rate_per_s;
+    float("sim.noise.host_stall_rate_per_s", stalls, F64Range::closed(0.0, 10_000.0))?;
+    if stalls > 0.0 {
+        let mean = n.host_stall_mean_us;
+        float("sim.noise.host_stall_mean_us", mean, F64Range::closed(1.0, 1_000_000.0))?;
+        cut_above_mean(
+            ("sim.noise.host_stall_max_us", n.host_stall_max_us),
+            ("sim.noise.host_stall_mean_us", mean),
+            1_000_000.0,
         )?;
-        let (mean, max) = (n.host_stall_mean_us, n.host_stall_max_us);
-        if !F64Range::closed(mean, 1_000_000.0).contains(max) {
-            return Err(FieldError::invalid(
-                "sim.noise.host_stall_max_us",
-                max,
-                format!("must be in [{mean}, 1000000] (at least sim.noise.host_stall_mean_us)"),
-            ));
-        }
     }
     float("sim.noise.start_offset_ms", n.start_offset_ms, F64Range::closed(0.0, 60_000.0))
+}
+
+/// A cut law's maximum `max` (field `max_field`) lies between its mean (field `mean_field`)
+/// and `upper`.
+fn cut_above_mean(
+    (max_field, max): (&str, f64),
+    (mean_field, mean): (&str, f64),
+    upper: f64,
+) -> Result<(), FieldError> {
+    if F64Range::closed(mean, upper).contains(max) {
+        return Ok(());
+    }
+    Err(FieldError::invalid(
+        max_field,
+        max,
+        format!("must be in [{mean}, {upper}] (at least {mean_field})"),
+    ))
 }
 
 #[cfg(test)]
