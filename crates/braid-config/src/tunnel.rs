@@ -30,6 +30,10 @@ const IPV4_HEADER_BYTES: u32 = 20;
 /// Outer UDP header, bytes (RFC 768).
 const UDP_HEADER_BYTES: u32 = 8;
 
+/// The tunnel interface MTUs a scenario may give (`tunnel.mtu_bytes`): IPv4's minimum
+/// datagram (RFC 791) to jumbo frames, as the daemon's `interface.mtu`.
+pub const MTU_RANGE: std::ops::RangeInclusive<f64> = 576.0..=9000.0;
+
 /// The tunnel: scheduler, per-path congestion control and receiver reordering.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -72,6 +76,16 @@ pub struct TunnelConfig {
     /// Bytes the tunnel adds to each E2E packet: outer IPv4 (20) + UDP (8) + braid data
     /// header (32).
     pub header_bytes: u32,
+    /// The MTU of the tunnel's interface (the TUN), bytes: TCP through the tunnel takes its MSS
+    /// from it (the MTU less IPv4 and TCP with timestamps, 52 bytes), as Linux derives a
+    /// connection's MSS from its route's MTU; Braid's daemon defaults to 1 400
+    /// (`interface.mtu`). `"off"` (the default): the end-to-end MSS as `e2e.mss_bytes` sets
+    /// it, whatever the tunnel adds (the model of Pieska et al. 2024's tables).
+    #[serde(
+        deserialize_with = "crate::de::limit_or_off",
+        serialize_with = "crate::de::ser_limit_or_off"
+    )]
+    pub mtu_bytes: Option<f64>,
     /// What a path does about a lost packet: `unreliable` (DCCP-like, the default),
     /// `reliable` (TCP-like: resent, in order per path) or `partial` (resent while it can still
     /// beat the receiver's wait limit). Pieska et al. 2024 ran NewReno, BBR and BBRv2 as TCP
@@ -142,6 +156,7 @@ impl Default for TunnelConfig {
             feedback_every_pkts: 2,
             feedback_max_delay_ms: 1.0,
             header_bytes: IPV4_HEADER_BYTES + UDP_HEADER_BYTES + DATA_HEADER_LEN as u32,
+            mtu_bytes: None,
             reliability: Reliability::Unreliable,
             transport: Transport::Udp,
             fast_loss_detection: false,
@@ -295,6 +310,16 @@ fn validate(t: &TunnelConfig) -> Result<(), FieldError> {
     if let Some(spread) = t.max_rtt_spread_ms {
         float("tunnel.max_rtt_spread_ms", spread, F64Range::closed(1.0, 10_000.0))?;
     }
+    if let Some(mtu) = t.mtu_bytes {
+        if !(MTU_RANGE.contains(&mtu) && mtu.fract() == 0.0) {
+            let allowed = format!(
+                "must be a whole number of bytes in [{}, {}] (IPv4's minimum to jumbo frames)",
+                MTU_RANGE.start(),
+                MTU_RANGE.end()
+            );
+            return Err(FieldError::invalid("tunnel.mtu_bytes", mtu, allowed));
+        }
+    }
     if t.fast_loss_detection && t.reorder == ReorderKind::None {
         return Err(FieldError::invalid(
             "tunnel.fast_loss_detection",
@@ -372,6 +397,12 @@ mod tests {
             "the table merges key by key"
         );
         assert_eq!(over("max_rtt_spread_ms = \"off\"").unwrap().max_rtt_spread_ms, None);
+        assert_eq!(over("mtu_bytes = 1400").unwrap().mtu_bytes, Some(1400.0));
+        assert_eq!(over("mtu_bytes = \"off\"").unwrap().mtu_bytes, None);
+        for bad in ["mtu_bytes = 1400.5", "mtu_bytes = 100", "mtu_bytes = 9001"] {
+            let err = over(bad).unwrap().validate().unwrap_err().to_string();
+            assert!(err.contains("tunnel.mtu_bytes") && err.contains("[576, 9000]"), "{err}");
+        }
         assert_eq!(over("").unwrap(), base);
         let err = over("schedular = \"srtt\"").unwrap_err().to_string();
         assert!(err.contains("tunnel.schedular"), "{err}");

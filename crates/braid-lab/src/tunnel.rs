@@ -88,7 +88,7 @@ impl TunnelSpec {
             paths,
             costs,
             tunnel: TunnelSection::default(),
-            mtu: 1400,
+            mtu: braid_net::config::DEFAULT_MTU,
             server_addr: Ipv4Addr::new(10, 200, 0, 1),
             client_addr: Ipv4Addr::new(10, 200, 0, 2),
             prefix_len: 24,

@@ -369,8 +369,11 @@ struct InterfaceSection {
     fwmark: Option<u32>,
 }
 
+/// The TUN's MTU when `interface.mtu` is not given.
+pub const DEFAULT_MTU: u16 = 1400;
+
 fn default_mtu() -> u16 {
-    1400
+    DEFAULT_MTU
 }
 
 /// With compact messages: how often each path's receiver gets a send timestamp (a time-sync
@@ -559,6 +562,12 @@ impl DaemonConfig {
             return Err(invalid(
                 "tunnel.header_bytes",
                 "the data plane derives it from the real headers (outer IP, UDP, crypto, braid): remove it",
+            ));
+        }
+        if tunnel.mtu_bytes.is_some() {
+            return Err(invalid(
+                "tunnel.mtu_bytes",
+                "the TUN's MTU is interface.mtu: set it there and remove this",
             ));
         }
         check_tcp_table(&tunnel.tcp)?;
@@ -1109,6 +1118,10 @@ cost = 7
             (
                 CLIENT.replace("cc = \"cubic\"", "cc = \"cubic\"\nheader_bytes = 40"),
                 "tunnel.header_bytes",
+            ),
+            (
+                CLIENT.replace("cc = \"cubic\"", "cc = \"cubic\"\nmtu_bytes = 1400"),
+                "tunnel.mtu_bytes",
             ),
         ];
         for (text, field) in cases {

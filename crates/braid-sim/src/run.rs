@@ -104,10 +104,21 @@ fn path_link(p: &PathConfig, d: Direction<'_>, framing: u32) -> Result<LinkSpec,
     })
 }
 
+/// The end-to-end TCP's MSS: through a tunnel with an interface MTU (`tunnel.mtu_bytes`) that
+/// MTU less IPv4 and TCP with timestamps, when smaller than `e2e.mss_bytes`, as Linux takes a
+/// connection's MSS from its route's MTU (the lab's TUN has 1 400: MSS 1 348); the baseline
+/// (no tunnel) and a tunnel without an MTU keep `e2e.mss_bytes`.
+pub fn e2e_mss_bytes(s: &Scenario, baseline: bool) -> u32 {
+    match s.tunnel.mtu_bytes {
+        Some(mtu) if !baseline => s.e2e.mss_bytes.min(mtu as u32 - TCP_IP_HEADER_BYTES),
+        _ => s.e2e.mss_bytes,
+    }
+}
+
 /// The tunnel configuration a scenario describes.
 pub fn tunnel_config(s: &Scenario) -> TunnelConfig {
     let largest_inner = match s.e2e.kind {
-        E2eKind::Tcp => s.e2e.mss_bytes + TCP_IP_HEADER_BYTES,
+        E2eKind::Tcp => e2e_mss_bytes(s, false) + TCP_IP_HEADER_BYTES,
         E2eKind::Udp => s.e2e.udp_packet_bytes,
     };
     let costs: Vec<u32> = s.paths.iter().map(|p| p.cost).collect();
@@ -151,7 +162,10 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
         wmem_max_bytes: s.tunnel.tcp.wmem_max_bytes,
     });
     let app = match s.e2e.kind {
-        E2eKind::Tcp => AppConfig::Tcp { tcp, cc: linux_cc(s.e2e.cc) },
+        E2eKind::Tcp => AppConfig::Tcp {
+            tcp: TcpConfig { mss_bytes: e2e_mss_bytes(s, baseline), ..tcp },
+            cc: linux_cc(s.e2e.cc),
+        },
         E2eKind::Udp => AppConfig::Udp {
             packet_bytes: s.e2e.udp_packet_bytes,
             rate_bytes_per_s: mbps_to_bytes_per_s(s.udp_rate_mbps()),

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use braid_net::config::{default_tunnel, Transport};
+use braid_net::config::{default_tunnel, Transport, DEFAULT_MTU};
 use braid_sim::Scenario;
 
 #[test]
@@ -11,7 +11,10 @@ fn the_bonding_scenario_is_the_daemons_default_tunnel() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/bonding.toml");
     let text = std::fs::read_to_string(&path).unwrap();
     let s = Scenario::from_toml_str(&text, &[]).unwrap();
-    assert_eq!(s.tunnel, default_tunnel(Transport::Udp));
+    // The daemon keeps its TUN's MTU in [interface], the scenario in [tunnel].
+    assert_eq!(s.tunnel.mtu_bytes, Some(f64::from(DEFAULT_MTU)));
+    let tunnel = braid_sim::scenario::TunnelConfig { mtu_bytes: None, ..s.tunnel.clone() };
+    assert_eq!(tunnel, default_tunnel(Transport::Udp));
     // Only the tunnel differs from the default scenario.
     let expected = Scenario { tunnel: s.tunnel.clone(), ..Default::default() };
     assert_eq!(format!("{s:?}"), format!("{expected:?}"));

@@ -232,11 +232,16 @@ pub fn check_scenario(s: &Scenario) -> Result<Flow, LabError> {
     Ok(flow)
 }
 
+/// The TUN MTU of the lab's daemons when the scenario gives none (`tunnel.mtu_bytes = "off"`):
+/// the daemon's own default `interface.mtu`.
+pub const DAEMON_MTU: u16 = braid_net::config::DEFAULT_MTU;
+
 /// The scenario's `[tunnel]` as the daemons get it, and what of it they cannot follow. The
 /// simulator's framing sizes (`header_bytes`, `tcp.frame_bytes`) and send-buffer cap
 /// (`tcp.wmem_max_bytes`) are model quantities: the daemon frames with its real headers
 /// (encryption included) and the kernel sizes its buffers, so they are reset to the defaults
-/// the daemon accepts and named in the report's `not_emulated`.
+/// the daemon accepts and named in the report's `not_emulated`. `mtu_bytes` becomes the TUN's
+/// MTU; "off" runs the daemon's default, [`DAEMON_MTU`], and says so.
 pub fn daemon_tunnel(s: &Scenario) -> (TunnelConfig, Vec<String>) {
     let (mut t, d) = (s.tunnel.clone(), TunnelConfig::default());
     let mut notes = Vec::new();
@@ -253,6 +258,15 @@ pub fn daemon_tunnel(s: &Scenario) -> (TunnelConfig, Vec<String>) {
             t.tcp.frame_bytes
         ));
         t.tcp.frame_bytes = d.tcp.frame_bytes;
+    }
+    // The daemon's TUN MTU is its interface.mtu ([`start_tunnel`] sets it from here).
+    match t.mtu_bytes.take() {
+        Some(_) => {}
+        None => notes.push(format!(
+            "tunnel.mtu_bytes = off: the daemon's TUN has an MTU of {DAEMON_MTU} (TCP through it \
+             uses an MSS of {})",
+            DAEMON_MTU - 52
+        )),
     }
     if t.tcp.wmem_max_bytes != d.tcp.wmem_max_bytes {
         notes.push(format!(
@@ -458,6 +472,8 @@ pub fn start_tunnel(
     let mut spec = TunnelSpec::new(topo.proxy().name(), topo.ue().name(), ends);
     spec.costs = s.paths.iter().map(|p| p.cost).collect();
     spec.tunnel = daemon_tunnel(s).0;
+    // Validated to a whole number in 576..=9000, as the daemon's interface.mtu.
+    spec.mtu = s.tunnel.mtu_bytes.map_or(DAEMON_MTU, |m| m as u16);
     let pair = TunnelPair::start(&spec, braid_exe, TUNNEL_READY_TIMEOUT)?;
     topo.ue().ip(&["route", "replace", "default", "dev", crate::tunnel::CLIENT_IF])?;
     Ok(pair)
@@ -687,12 +703,20 @@ mod tests {
         let mut s = Scenario::default();
         s.tunnel.transport = Transport::Tcp;
         s.tunnel.tcp.frame_bytes = 66;
+        s.tunnel.mtu_bytes = Some(1400.0);
         let (t, notes) = daemon_tunnel(&s);
         assert_eq!(t.tcp.frame_bytes, TunnelConfig::default().tcp.frame_bytes);
         assert_eq!(t.transport, Transport::Tcp, "what the daemons can do is kept");
         assert_eq!(notes.len(), 1);
         assert!(notes[0].starts_with("tunnel.tcp.frame_bytes = 66"), "{notes:?}");
-        assert!(daemon_tunnel(&Scenario::default()).1.is_empty());
+        // A scenario without a tunnel MTU runs the daemon's, and the report says so; with one,
+        // it is the TUN's MTU, not a [tunnel] key the daemon would refuse.
+        let off = daemon_tunnel(&Scenario::default()).1;
+        assert_eq!(off, ["tunnel.mtu_bytes = off: the daemon's TUN has an MTU of 1400 (TCP through it uses an MSS of 1348)"]);
+        let mut with_mtu = Scenario::default();
+        with_mtu.tunnel.mtu_bytes = Some(1400.0);
+        let (t, notes) = daemon_tunnel(&with_mtu);
+        assert_eq!((t.mtu_bytes, notes.len()), (None, 0));
         // The send-buffer writer is OpenVPN's, not the daemon's.
         s.tunnel.cc = braid_core::cc::TunnelCc::Bbr;
         s.tunnel.tcp.writer = TcpWriter::Sndbuf;

@@ -672,3 +672,34 @@ fn tuning_errors_name_the_dotted_key() {
     assert!(err("", &["tunnel.wvegas.gamma_pkts=-1"]).starts_with("tunnel.wvegas.gamma_pkts: "));
     assert!(err("", &["tunnel.ecf=0.5"]).starts_with("tunnel.ecf: expected a table"));
 }
+
+/// Through a tunnel with an interface MTU the end-to-end TCP takes its MSS from it (MTU - 52),
+/// as Linux does from the route's MTU; the baseline keeps `e2e.mss_bytes`, and so does a
+/// tunnel without an MTU (the default). A UDP flow must fit the MTU.
+#[test]
+fn a_tunnel_mtu_sets_the_end_to_end_mss_of_tunnelled_runs_only() {
+    use crate::topology::AppConfig;
+    let mss = |sets: &[&str], baseline: bool| {
+        let cfg = crate::run::world_config(&load("", sets).unwrap(), baseline).unwrap();
+        let tunnel_mss = cfg.tunnel.map(|t| t.mss_bytes);
+        match cfg.app {
+            AppConfig::Tcp { tcp, .. } => (tcp.mss_bytes, tunnel_mss),
+            AppConfig::Udp { .. } => panic!("a TCP download"),
+        }
+    };
+    // Off: 1448 end to end; the tunnel's largest packet is 1500 + its 60 bytes.
+    assert_eq!(mss(&[], false), (1448, Some(1560)));
+    assert_eq!(mss(&["tunnel.mtu_bytes=1400"], false), (1348, Some(1460)));
+    assert_eq!(mss(&["tunnel.mtu_bytes=1400"], true), (1448, None));
+    // An MTU above what the MSS needs changes nothing.
+    assert_eq!(mss(&["tunnel.mtu_bytes=9000"], false), (1448, Some(1560)));
+    let err = load("", &["e2e.kind=udp", "e2e.udp_packet_bytes=1500", "tunnel.mtu_bytes=1400"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("e2e.udp_packet_bytes = 1500: must be at most tunnel.mtu_bytes"),
+        "{err}"
+    );
+    let err = load("", &["tunnel.mtu_bytes=580"]).unwrap_err().to_string();
+    assert!(err.starts_with("tunnel.mtu_bytes = 580: must be at least 588"), "{err}");
+}

@@ -8,7 +8,8 @@ use braid_config::range::{float, int, F64Range, QUEUE_PKTS, WAIT_MS};
 use braid_config::FieldError;
 
 use super::{
-    E2eConfig, LinkConfig, LossChoice, NoiseConfig, PathConfig, Scenario, ScenarioError, SimConfig,
+    E2eConfig, E2eKind, LinkConfig, LossChoice, NoiseConfig, PathConfig, Scenario, ScenarioError,
+    SimConfig,
 };
 
 /// Propagation RTTs, ms.
@@ -50,7 +51,27 @@ pub(super) fn scenario(s: &Scenario) -> Result<(), ScenarioError> {
     }
     s.tunnel.validate()?;
     e2e(&s.e2e)?;
+    through_the_tunnel(s)?;
     Ok(sim(&s.sim)?)
+}
+
+/// What must fit the tunnel's interface MTU: a greedy UDP flow's datagrams (the tunnel does
+/// not fragment), and room for a TCP segment (the MSS it leaves, MTU less 52, at least 536).
+fn through_the_tunnel(s: &Scenario) -> Result<(), FieldError> {
+    let Some(mtu) = s.tunnel.mtu_bytes else { return Ok(()) };
+    match s.e2e.kind {
+        E2eKind::Udp if f64::from(s.e2e.udp_packet_bytes) > mtu => Err(FieldError::invalid(
+            "e2e.udp_packet_bytes",
+            s.e2e.udp_packet_bytes,
+            format!("must be at most tunnel.mtu_bytes ({mtu}): the tunnel does not fragment"),
+        )),
+        E2eKind::Tcp if mtu < 588.0 => Err(FieldError::invalid(
+            "tunnel.mtu_bytes",
+            mtu,
+            "must be at least 588 with TCP end to end (an MSS of 536 plus 52 bytes of headers)",
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn link(prefix: &str, l: &LinkConfig) -> Result<(), FieldError> {
