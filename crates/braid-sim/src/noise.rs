@@ -100,18 +100,18 @@ impl Jitter {
 /// seed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stalls {
-    mean_gap_ns: f64,
-    mean_ns: f64,
-    max_ns: u64,
+    /// The time from one stall's end to the next one's start: exponential, uncut.
+    gap: Jitter,
+    /// A stall's length: exponential, cut at the maximum.
+    length: Jitter,
 }
 
 impl Stalls {
     /// `rate_per_s` and `mean` above zero, `max` at least `mean` (validated as `sim.noise.*`).
     pub fn new(rate_per_s: f64, mean: Duration, max: Duration) -> Self {
         Stalls {
-            mean_gap_ns: 1e9 / rate_per_s,
-            mean_ns: mean.as_nanos() as f64,
-            max_ns: max.as_nanos() as u64,
+            gap: Jitter { mean_ns: 1e9 / rate_per_s, max_ns: u64::MAX },
+            length: Jitter::new(mean, max),
         }
     }
 }
@@ -141,9 +141,8 @@ impl StallClock {
     /// The stall after the current one: an exponential gap, then an exponential length cut at
     /// the maximum.
     fn advance(&mut self) {
-        let exp = |rng: &mut Pcg64Mcg, mean: f64| -mean * (1.0 - rng.random::<f64>()).ln();
-        let gap = exp(&mut self.rng, self.law.mean_gap_ns).round() as u64;
-        let len = (exp(&mut self.rng, self.law.mean_ns).round() as u64).min(self.law.max_ns);
+        let gap = self.law.gap.draw(&mut self.rng).as_nanos() as u64;
+        let len = self.law.length.draw(&mut self.rng).as_nanos() as u64;
         self.start = self.end.add_nanos(gap.max(1));
         self.end = self.start.add_nanos(len);
     }

@@ -260,13 +260,12 @@ pub fn daemon_tunnel(s: &Scenario) -> (TunnelConfig, Vec<String>) {
         t.tcp.frame_bytes = d.tcp.frame_bytes;
     }
     // The daemon's TUN MTU is its interface.mtu ([`start_tunnel`] sets it from here).
-    match t.mtu_bytes.take() {
-        Some(_) => {}
-        None => notes.push(format!(
+    if t.mtu_bytes.take().is_none() {
+        notes.push(format!(
             "tunnel.mtu_bytes = off: the daemon's TUN has an MTU of {DAEMON_MTU} (TCP through it \
              uses an MSS of {})",
-            DAEMON_MTU - 52
-        )),
+            u32::from(DAEMON_MTU) - braid_sim::tcp::TCP_IP_HEADER_BYTES
+        ));
     }
     if t.tcp.wmem_max_bytes != d.tcp.wmem_max_bytes {
         notes.push(format!(
@@ -531,9 +530,11 @@ pub fn udp_configs(s: &Scenario, ue: SocketAddr) -> (UdpSenderConfig, UdpReceive
     (send, recv)
 }
 
-/// Every link direction's send lateness the emulator reported (linkem), server link first.
-fn send_lateness(s: &Scenario, counters: &[Option<LinkCounters>]) -> Vec<report::LinkLateness> {
-    let names = std::iter::once("server_link").chain(s.paths.iter().map(|p| p.name.as_str()));
+/// Every link direction's send lateness the emulator reported (linkem), server link first
+/// (`counters` in the topology's link order).
+fn send_lateness(topo: &Topology, counters: &[Option<LinkCounters>]) -> Vec<report::LinkLateness> {
+    let links = std::iter::once(topo.server_link()).chain(topo.paths());
+    let names = links.map(|l| l.shape.name.as_str());
     let mut out = Vec::new();
     for (name, c) in names.zip(counters) {
         let Some(c) = c else { continue };
@@ -637,7 +638,7 @@ fn summarise(
         },
         cc_effective,
         goodput_series_mbps: receiver.goodput_series_mbps(),
-        send_lateness: send_lateness(s, &counters),
+        send_lateness: send_lateness(topo, &counters),
     };
     Ok(LabReport {
         dlct_s,

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use braid_config::range::{float, int, F64Range, QUEUE_PKTS, WAIT_MS};
 use braid_config::FieldError;
 
+use crate::tcp::TCP_IP_HEADER_BYTES;
+
 use super::{
     E2eConfig, E2eKind, LinkConfig, LossChoice, NoiseConfig, PathConfig, Scenario, ScenarioError,
     SimConfig,
@@ -55,6 +57,10 @@ pub(super) fn scenario(s: &Scenario) -> Result<(), ScenarioError> {
     Ok(sim(&s.sim)?)
 }
 
+/// The smallest end-to-end MSS (IPv4's 576-byte minimum datagram less 40 bytes of headers,
+/// RFC 879).
+const MIN_MSS_BYTES: u32 = 536;
+
 /// What must fit the tunnel's interface MTU: a greedy UDP flow's datagrams (the tunnel does
 /// not fragment), and room for a TCP segment (the MSS it leaves, MTU less 52, at least 536).
 fn through_the_tunnel(s: &Scenario) -> Result<(), FieldError> {
@@ -65,11 +71,17 @@ fn through_the_tunnel(s: &Scenario) -> Result<(), FieldError> {
             s.e2e.udp_packet_bytes,
             format!("must be at most tunnel.mtu_bytes ({mtu}): the tunnel does not fragment"),
         )),
-        E2eKind::Tcp if mtu < 588.0 => Err(FieldError::invalid(
-            "tunnel.mtu_bytes",
-            mtu,
-            "must be at least 588 with TCP end to end (an MSS of 536 plus 52 bytes of headers)",
-        )),
+        E2eKind::Tcp if mtu < f64::from(MIN_MSS_BYTES + TCP_IP_HEADER_BYTES) => {
+            Err(FieldError::invalid(
+                "tunnel.mtu_bytes",
+                mtu,
+                format!(
+                    "must be at least {} with TCP end to end (an MSS of {MIN_MSS_BYTES} plus \
+                     {TCP_IP_HEADER_BYTES} bytes of headers)",
+                    MIN_MSS_BYTES + TCP_IP_HEADER_BYTES
+                ),
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -129,7 +141,7 @@ fn codel(prefix: &str, p: &PathConfig) -> Result<(), FieldError> {
 
 fn e2e(e: &E2eConfig) -> Result<(), FieldError> {
     int("e2e.bytes", e.bytes, 1..=1_000_000_000_000)?;
-    int("e2e.mss_bytes", e.mss_bytes, 536..=9000)?;
+    int("e2e.mss_bytes", e.mss_bytes, u64::from(MIN_MSS_BYTES)..=9000)?;
     int("e2e.initial_window_pkts", e.initial_window_pkts, 1..=1000)?;
     // Up to 4 GiB: beyond Linux's largest scaled window (1 GiB), and within TOML's i64.
     int("e2e.rwnd_bytes", e.rwnd_bytes, u64::from(e.mss_bytes)..=1 << 32)?;
