@@ -71,7 +71,12 @@ impl Sub<Duration> for Instant {
 
 /// Bytes that `rate_bytes_per_s` carries in `d`, rounded down.
 pub fn bytes_in(rate_bytes_per_s: u64, d: Duration) -> u64 {
-    ((rate_bytes_per_s as u128 * d.as_nanos()) / 1_000_000_000) as u64
+    // The product fits 64 bits for any rate and interval the models use; 128-bit division is a
+    // library call several times slower, kept for the rest. Both give the same result.
+    match u64::try_from(d.as_nanos()).ok().and_then(|ns| rate_bytes_per_s.checked_mul(ns)) {
+        Some(product) => product / 1_000_000_000,
+        None => ((rate_bytes_per_s as u128 * d.as_nanos()) / 1_000_000_000) as u64,
+    }
 }
 
 /// Time to send `bytes` at `rate_bytes_per_s`, rounded up to the next nanosecond.
@@ -79,8 +84,15 @@ pub fn transmission_time(bytes: u64, rate_bytes_per_s: u64) -> Duration {
     if rate_bytes_per_s == 0 {
         return Duration::MAX;
     }
-    let ns = (bytes as u128 * 1_000_000_000).div_ceil(rate_bytes_per_s as u128);
-    Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+    // As in `bytes_in`: 64-bit arithmetic whenever the product fits (any packet), the same result.
+    let ns = match bytes.checked_mul(1_000_000_000) {
+        Some(product) => product.div_ceil(rate_bytes_per_s),
+        None => {
+            let ns = (bytes as u128 * 1_000_000_000).div_ceil(rate_bytes_per_s as u128);
+            u64::try_from(ns).unwrap_or(u64::MAX)
+        }
+    };
+    Duration::from_nanos(ns)
 }
 
 #[cfg(test)]
@@ -101,5 +113,33 @@ mod tests {
         let d = transmission_time(1514, 50_000_000 / 8);
         assert_eq!(d.as_nanos(), 242_240);
         assert_eq!(bytes_in(50_000_000 / 8, d), 1514);
+    }
+
+    #[test]
+    fn the_64_bit_paths_agree_with_128_bit_arithmetic_on_both_sides_of_overflow() {
+        let wide_time = |bytes: u64, rate: u64| {
+            let ns = (u128::from(bytes) * 1_000_000_000).div_ceil(u128::from(rate));
+            u64::try_from(ns).unwrap_or(u64::MAX)
+        };
+        let wide_bytes =
+            |rate: u64, d: Duration| (u128::from(rate) * d.as_nanos() / 1_000_000_000) as u64;
+        let edge = u64::MAX / 1_000_000_000;
+        for bytes in [0, 1, 1514, 65_535, edge - 1, edge, edge + 1, u64::MAX / 7, u64::MAX] {
+            for rate in [1, 7, 6_250_000, 125_000_000_000, u64::MAX] {
+                assert_eq!(
+                    transmission_time(bytes, rate).as_nanos(),
+                    u128::from(wide_time(bytes, rate)),
+                    "{bytes} B at {rate} B/s"
+                );
+            }
+        }
+        for rate in [0, 1, 6_250_000, u64::MAX / 3, u64::MAX] {
+            for ns in [0, 1, 999_999_999, 1_000_000_007, u64::MAX / 5, u64::MAX] {
+                let d = Duration::from_nanos(ns);
+                assert_eq!(bytes_in(rate, d), wide_bytes(rate, d), "{rate} B/s for {ns} ns");
+            }
+            let long = Duration::new(u64::MAX / 2, 999_999_999);
+            assert_eq!(bytes_in(rate, long), wide_bytes(rate, long), "{rate} B/s, beyond u64 ns");
+        }
     }
 }

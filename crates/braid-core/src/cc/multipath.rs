@@ -19,6 +19,13 @@ pub trait MultipathController: std::fmt::Debug + Send {
     fn metrics(&self, path: usize) -> CcMetrics;
     fn name(&self) -> &'static str;
     fn path_count(&self) -> usize;
+    /// Whether an event of one path may change another path's state (a coupled increase
+    /// reads every window). Callers that cache per-path metrics refresh all paths after any
+    /// event when this is true, only the event's path otherwise. Conservatively true unless an
+    /// implementation knows better.
+    fn is_coupled(&self) -> bool {
+        true
+    }
 }
 
 /// Independent per-path controllers behind the multipath interface.
@@ -60,5 +67,8 @@ impl MultipathController for Uncoupled {
     }
     fn path_count(&self) -> usize {
         self.paths.len()
+    }
+    fn is_coupled(&self) -> bool {
+        false
     }
 }
