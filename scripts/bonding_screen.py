@@ -57,6 +57,13 @@ VARIANTS = {
     # Delay equalisation: the faster path's packets held by its lag behind the slower path, so
     # end-to-end RTT samples do not jump with the path a packet took.
     "equalize": ["tunnel.equalize_delay=true"],
+    # BBRv2's ProbeRTT every 10 s (the min_rtt filter's window) instead of every 5 s: the tunnel
+    # paths drop to half their BDP half as often.
+    "probertt10": ["tunnel.bbr2.probe_rtt_interval_ms=10000"],
+    # Feedback after every 8th packet instead of every 2nd (the 1 ms maximum delay still
+    # applies): fewer feedback frames, each 60 bytes of headers on the wire.
+    "fb8": ["tunnel.feedback_every_pkts=8"],
+    "probertt10-fb8": ["tunnel.bbr2.probe_rtt_interval_ms=10000", "tunnel.feedback_every_pkts=8"],
     # The default run by the daemons of --before-daemon.
     "before": [],
 }

@@ -736,16 +736,22 @@ pub fn default_tunnel(transport: Transport) -> TunnelSection {
     match transport {
         Transport::Udp => TunnelSection::bonding(),
         // Kernel-TCP paths keep the adaptive wait they were measured with (the UDP default's
-        // fast loss detection was chosen from UDP paths only).
-        Transport::Tcp => TunnelSection {
-            transport: Transport::Tcp,
-            cc: TunnelCc::Bbr,
-            max_rtt_spread_ms: None,
-            reorder: braid_core::reorder::ReorderKind::Adaptive,
-            static_wait_ms: TunnelSection::default().static_wait_ms,
-            fast_loss_detection: false,
-            ..TunnelSection::bonding()
-        },
+        // fast loss detection was chosen from UDP paths only), and the kernel's own
+        // acknowledgements and controllers: the UDP-only keys keep Table 1's values.
+        Transport::Tcp => {
+            let table_1 = TunnelSection::default();
+            TunnelSection {
+                transport: Transport::Tcp,
+                cc: TunnelCc::Bbr,
+                max_rtt_spread_ms: None,
+                reorder: braid_core::reorder::ReorderKind::Adaptive,
+                static_wait_ms: table_1.static_wait_ms,
+                fast_loss_detection: false,
+                feedback_every_pkts: table_1.feedback_every_pkts,
+                bbr2: table_1.bbr2.clone(),
+                ..TunnelSection::bonding()
+            }
+        }
     }
 }
 
