@@ -69,13 +69,16 @@ impl Sub<Duration> for Instant {
     }
 }
 
-/// Bytes that `rate_bytes_per_s` carries in `d`, rounded down.
+/// Bytes that `rate_bytes_per_s` carries in `d`, rounded down; `u64::MAX` when that is more.
 pub fn bytes_in(rate_bytes_per_s: u64, d: Duration) -> u64 {
     // The product fits 64 bits for any rate and interval the models use; 128-bit division is a
     // library call several times slower, kept for the rest. Both give the same result.
     match u64::try_from(d.as_nanos()).ok().and_then(|ns| rate_bytes_per_s.checked_mul(ns)) {
         Some(product) => product / 1_000_000_000,
-        None => ((rate_bytes_per_s as u128 * d.as_nanos()) / 1_000_000_000) as u64,
+        None => u128::from(rate_bytes_per_s)
+            .checked_mul(d.as_nanos())
+            .and_then(|product| u64::try_from(product / 1_000_000_000).ok())
+            .unwrap_or(u64::MAX),
     }
 }
 
@@ -121,8 +124,10 @@ mod tests {
             let ns = (u128::from(bytes) * 1_000_000_000).div_ceil(u128::from(rate));
             u64::try_from(ns).unwrap_or(u64::MAX)
         };
-        let wide_bytes =
-            |rate: u64, d: Duration| (u128::from(rate) * d.as_nanos() / 1_000_000_000) as u64;
+        let wide_bytes = |rate: u64, d: Duration| {
+            let product = u128::from(rate).checked_mul(d.as_nanos());
+            product.and_then(|p| u64::try_from(p / 1_000_000_000).ok()).unwrap_or(u64::MAX)
+        };
         let edge = u64::MAX / 1_000_000_000;
         for bytes in [0, 1, 1514, 65_535, edge - 1, edge, edge + 1, u64::MAX / 7, u64::MAX] {
             for rate in [1, 7, 6_250_000, 125_000_000_000, u64::MAX] {

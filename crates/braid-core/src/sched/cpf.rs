@@ -19,6 +19,10 @@ impl Scheduler for CheapestPathFirst {
     fn name(&self) -> &'static str {
         "cpf"
     }
+
+    fn waits_without_room(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -140,6 +140,13 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn duplicates(&self) -> bool {
         false
     }
+    /// Whether [`Scheduler::select`] returns `None`, and changes nothing, whenever no path
+    /// has room ([`PathView::has_room`]). The sender then skips the call, and building the
+    /// views, when it finds no room itself: a packet joining a full scheduler queue is most of
+    /// the calls. False unless the scheduler knows it (CPF, SRTT and round robin do).
+    fn waits_without_room(&self) -> bool {
+        false
+    }
     fn name(&self) -> &'static str;
     /// Internal state for traces. The default (stateless schedulers) reports nothing.
     fn metrics(&self) -> SchedulerMetrics {

@@ -25,12 +25,29 @@ impl Scheduler for RoundRobin {
     fn name(&self) -> &'static str {
         "rr"
     }
+
+    fn waits_without_room(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sched::test_util::view;
+
+    /// The contract the sender relies on to skip the call (`Scheduler::waits_without_room`):
+    /// with no room anywhere the answer is `None` and the turn does not move.
+    #[test]
+    fn no_room_anywhere_leaves_the_turn_where_it_was() {
+        let mut s = RoundRobin::default();
+        let open = [view(0, 1, 10, 0, 20), view(1, 1, 10, 0, 40)];
+        let full = [view(0, 1, 10, 10, 20), view(1, 1, 10, 10, 40)];
+        assert_eq!(s.select(Instant::ZERO, &open, 1), Some(0));
+        assert!(s.waits_without_room());
+        assert_eq!(s.select(Instant::ZERO, &full, 1), None);
+        assert_eq!(s.select(Instant::ZERO, &open, 1), Some(1), "still path 1's turn");
+    }
 
     #[test]
     fn alternates_and_skips_full_paths() {

@@ -21,6 +21,10 @@ impl Scheduler for LowestRtt {
     fn name(&self) -> &'static str {
         "srtt"
     }
+
+    fn waits_without_room(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

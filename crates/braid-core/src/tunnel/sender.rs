@@ -495,6 +495,9 @@ impl<P: Clone> TunnelSender<P> {
             self.cc.refresh();
             let wire_len = (head_len + self.header_bytes) as u64;
             let charge = self.counting.charge(wire_len, self.mss_bytes);
+            if self.scheduler.waits_without_room() && !self.any_room(too_slow, charge) {
+                return;
+            }
             self.views.clear();
             for (i, p) in self.paths.iter().enumerate() {
                 let excluded =
@@ -568,6 +571,16 @@ impl<P: Clone> TunnelSender<P> {
                 p.tracker.rate.on_app_limited(in_flight);
             }
         }
+    }
+
+    /// Whether any path would have room for a packet charged `charge`, as its [`PathView`]
+    /// would say ([`PathView::has_room`]), with paths whose minimum RTT is above `too_slow`
+    /// excluded; the controllers' metrics must be fresh.
+    fn any_room(&self, too_slow: Option<Duration>, charge: u64) -> bool {
+        self.paths.iter().enumerate().any(|(i, p)| {
+            let excluded = too_slow.is_some_and(|t| p.tracker.rtt.min_rtt().is_some_and(|m| m > t));
+            p.is_up && !excluded && p.in_flight_bytes() + charge <= self.cc.current(i).cwnd_bytes
+        })
     }
 
     /// Takes the scheduler queue's head at `now`, counting a CoDel drop.
