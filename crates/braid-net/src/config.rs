@@ -748,7 +748,7 @@ pub fn default_tunnel(transport: Transport) -> TunnelSection {
                 static_wait_ms: table_1.static_wait_ms,
                 fast_loss_detection: false,
                 feedback_every_pkts: table_1.feedback_every_pkts,
-                bbr2: table_1.bbr2.clone(),
+                bbr2: table_1.bbr2,
                 ..TunnelSection::bonding()
             }
         }

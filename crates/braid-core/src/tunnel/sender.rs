@@ -162,6 +162,12 @@ impl<P> SenderPath<P> {
         self.is_up && (!self.pacing_queue.is_empty() || self.resend_allowed(cwnd, mss))
     }
 
+    /// Whether path exclusion leaves the path out: its minimum RTT is above `too_slow`
+    /// ([`TunnelSender::exclusion_threshold`]).
+    fn is_excluded(&self, too_slow: Option<Duration>) -> bool {
+        too_slow.is_some_and(|t| self.tracker.rtt.min_rtt().is_some_and(|m| m > t))
+    }
+
     fn resend_allowed(&self, cwnd: impl FnOnce() -> u64, mss: u64) -> bool {
         self.tracker.has_resend() && self.tracker.outstanding_bytes + mss <= cwnd()
     }
@@ -500,8 +506,7 @@ impl<P: Clone> TunnelSender<P> {
             }
             self.views.clear();
             for (i, p) in self.paths.iter().enumerate() {
-                let excluded =
-                    too_slow.is_some_and(|t| p.tracker.rtt.min_rtt().is_some_and(|m| m > t));
+                let excluded = p.is_excluded(too_slow);
                 self.views.push(PathView {
                     index: i,
                     cost: p.cost,
@@ -578,8 +583,9 @@ impl<P: Clone> TunnelSender<P> {
     /// excluded; the controllers' metrics must be fresh.
     fn any_room(&self, too_slow: Option<Duration>, charge: u64) -> bool {
         self.paths.iter().enumerate().any(|(i, p)| {
-            let excluded = too_slow.is_some_and(|t| p.tracker.rtt.min_rtt().is_some_and(|m| m > t));
-            p.is_up && !excluded && p.in_flight_bytes() + charge <= self.cc.current(i).cwnd_bytes
+            p.is_up
+                && !p.is_excluded(too_slow)
+                && p.in_flight_bytes() + charge <= self.cc.current(i).cwnd_bytes
         })
     }
 
