@@ -28,7 +28,8 @@
 //!   (`skipped_seqs`), the held packets below it and the packet itself are released
 //!   (`released_on_timeout`), then the consecutive run after it.
 //! - With fast loss detection, after every arrival and every packet entering from the delay
-//!   line: every missing number below the bound `FastLossDetector::lost_below` (capped at the
+//!   line: every missing number below the bound `FastLossDetector::lost_below` (judged for
+//!   quiet paths at the lowest held packet, `held_head`; capped at the
 //!   lowest number still in the delay line, which has arrived) is given up, the held packets
 //!   below it and the packet at the bound are released (`released_on_fast_loss`), then the
 //!   consecutive run after it.
@@ -75,7 +76,7 @@ use std::time::Duration;
 
 use super::duplicate_filter::{DuplicateFilter, Seen};
 use super::equalize::DelayLine;
-use super::fast_loss::FastLossDetector;
+use super::fast_loss::{FastLossDetector, HeldHead};
 use super::path_delay::PathDelays;
 use super::wait_limit::WaitLimit;
 use super::{Insert, Released, ReorderConfig, ReorderKind, ReorderStats, MAX_BUFFER_PKTS};
@@ -282,7 +283,7 @@ impl<P> ReorderBuffer<P> {
         payload: P,
     ) -> Insert<P> {
         if let Some(f) = &mut self.fast_loss {
-            f.on_arrival(now, path, global_seq);
+            f.on_arrival(now, path, global_seq, owd_ns);
         }
         let verdict = match self.filter.check_and_mark(global_seq) {
             Seen::New => {
@@ -511,7 +512,8 @@ impl<P> ReorderBuffer<P> {
         if self.held == 0 {
             return;
         }
-        let Some(mut bound) = self.fast_loss.as_ref().and_then(|f| f.lost_below(now)) else {
+        let head = self.held_head();
+        let Some(mut bound) = self.fast_loss.as_ref().and_then(|f| f.lost_below(now, head)) else {
             return;
         };
         if let Some(lowest) = self.equalizer.as_ref().and_then(DelayLine::lowest_seq) {
@@ -523,6 +525,17 @@ impl<P> ReorderBuffer<P> {
             let end = if self.is_held(bound) { bound.saturating_add(1) } else { bound };
             self.give_up_below(end, Cause::FastLoss);
         }
+    }
+
+    /// The lowest held packet: each lane's front is its lowest held number (a path's packets
+    /// enter in the order they were sent), so the lowest of the fronts.
+    fn held_head(&self) -> Option<HeldHead> {
+        self.waiting
+            .iter()
+            .enumerate()
+            .filter_map(|(lane, w)| w.front().map(|w| (lane, w)))
+            .min_by_key(|(_, w)| w.seq)
+            .map(|(lane, w)| HeldHead { seq: w.seq, arrival: w.arrival, path: lane })
     }
 
     fn release(&mut self, packet: Released<P>, cause: Cause) {

@@ -24,8 +24,8 @@
 //!
 //! Three switches add to a policy (all off by default: Table 1 names only the adaptive policy):
 //! - [`ReorderConfig::fast_loss_detection`] (`static`, `adaptive`): a gap is given up as soon as
-//!   every active path has delivered a higher number (`fast_loss.rs`); the wait limit still
-//!   applies.
+//!   every active path has delivered a higher number and no quiet path could still bring it
+//!   (`fast_loss.rs`); the wait limit still applies.
 //! - [`ReorderConfig::equalize_delay`] (every policy): packets of faster paths are held by their
 //!   lag behind the slowest path before they reach the reorder stage (`equalize.rs`).
 //! - [`ReorderConfig::repair_wait`] (`static`, `adaptive`; Braid's own, not in Pieska et al. 2024):
@@ -124,8 +124,8 @@ pub struct ReorderConfig {
     pub margin: Duration,
     /// Weight of a new delay-difference sample in the moving average, in (0, 1] (Table 1: 0.95).
     pub new_sample_weight: f64,
-    /// Give a gap up as soon as every active path has delivered beyond it
-    /// (Pieska et al. 2024, section 2.1). `static` and `adaptive` only. Default off.
+    /// Give a gap up as soon as every active path has delivered beyond it and no quiet path
+    /// could still bring it (Pieska et al. 2024, section 2.1; `fast_loss.rs`). `static` and `adaptive` only. Default off.
     pub fast_loss_detection: bool,
     /// Hold packets of faster paths by their one-way-delay lag behind the slowest path
     /// (Pieska et al. 2024, section 2.1). Any policy. Default off.

@@ -448,7 +448,7 @@ fn without_progress_on_every_path_the_gap_waits_for_the_wait_limit() {
 }
 
 #[test]
-fn a_path_silent_for_over_a_second_does_not_hold_a_gap_open() {
+fn a_path_silent_for_over_a_second_holds_a_gap_only_until_its_packet_could_have_arrived() {
     let mut p = TwoPaths::new(ReorderKind::Static, true, false);
     p.send(1, 0, 0); // the slow path's only packet, at 30 ms
     p.send(0, 1, 20);
@@ -456,9 +456,16 @@ fn a_path_silent_for_over_a_second_does_not_hold_a_gap_open() {
     // At 1030 ms the slow path is exactly 1 s silent: still active, 3 waits for 2.
     p.send(0, 3, 1020);
     assert_eq!(p.drain(t_ms(1030)), Vec::<u64>::new());
-    // 1 ms later it is stale: the next fast-path arrival gives 2 and 4 up at once.
+    // 1 ms later it is quiet: 2, sent before 3 (at 1020 ms), could arrive on it until
+    // 1020 + 30 ms, 1060 ms with the 10 ms margin; the fast path passing it does not release it.
     p.send(0, 5, 1021);
-    assert_eq!(p.drain(t_ms(1031)), vec![3, 5]);
+    p.send(0, 6, 1049);
+    assert_eq!(p.drain(t_ms(1059)), Vec::<u64>::new());
+    // At 1060 ms 2 is given up and 3 released; 4 (before 5, sent at 1021 ms) waits to 1061 ms.
+    p.send(0, 7, 1050);
+    assert_eq!(p.drain(t_ms(1060)), vec![3]);
+    p.send(0, 8, 1051);
+    assert_eq!(p.drain(t_ms(1061)), vec![5, 6, 7, 8]);
     let s = p.b.stats();
     assert_eq!((s.released_on_fast_loss, s.skipped_seqs), (2, 2));
 }
