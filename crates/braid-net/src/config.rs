@@ -377,13 +377,33 @@ fn default_mtu() -> u16 {
 }
 
 /// With compact messages: how often each path's receiver gets a send timestamp (a time-sync
-/// frame after a compact packet, braid_core::wire::TimeSync). The reorder stage keeps each
-/// path's latest one-way delay, and the adaptive wait follows it. At 5 ms the receiver gave up
-/// more gaps than with a timestamp in every packet (lab, docs/validation.md) and a flood on the
-/// server's port tipped downloads under the flood test's bar; 1 ms did not. It costs up to
-/// 1 000 frames of 84 bytes a second per busy path (0.7 Mbit/s, 1.3% of 50 Mbit/s), against
-/// the 44 bytes saved on each of its 4 000 or so data packets.
-const OWD_SAMPLE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1);
+/// frame after a compact packet, braid_core::wire::TimeSync) when its reorder stage follows
+/// every path's latest one-way delay: the adaptive wait limit, delay equalisation. At 5 ms the
+/// adaptive receiver gave up more gaps than with a timestamp in every packet (lab,
+/// docs/validation.md) and a flood on the server's port tipped downloads under the flood
+/// test's bar; 1 ms did not. It costs up to 1 000 frames of 84 bytes a second per busy path
+/// (0.7 Mbit/s, 1.3% of 50 Mbit/s), against the 44 bytes saved on each of its 4 000 or so data
+/// packets.
+const OWD_SAMPLE_INTERVAL_FOLLOWING: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// The same for a reorder stage that does not follow the delays: a static wait limit (the
+/// daemon's default), with or without fast loss detection, reads a path's one-way delay only
+/// for a path that has gone quiet (`braid_core::reorder::fast_loss`, the delay rule) and for
+/// the metrics, and a sample every 10 ms serves both. The frames then cost 0.13% of a busy 50
+/// Mbit/s path instead of 1.3% (docs/validation.md, "Time-sync frames every 10 ms").
+const OWD_SAMPLE_INTERVAL_STATIC: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// How often the sender asks for a time-sync frame on each path, for the receiver `reorder`
+/// describes. A daemon reads its own `[tunnel]` section for the peer's receiver: both ends of
+/// a tunnel are expected to run the same one.
+pub fn owd_sample_interval(reorder: &braid_core::reorder::ReorderConfig) -> std::time::Duration {
+    use braid_core::reorder::ReorderKind;
+    if reorder.kind == ReorderKind::Adaptive || reorder.equalize_delay {
+        OWD_SAMPLE_INTERVAL_FOLLOWING
+    } else {
+        OWD_SAMPLE_INTERVAL_STATIC
+    }
+}
 
 /// `[peer]` (one table) or `[[peer]]` (an array of them), each parsed on its own so that an
 /// unknown or misspelled key is named with its peer (an untagged enum would only say that
@@ -619,7 +639,7 @@ impl DaemonConfig {
             // Almost every data packet travels compact; the few that do not (see
             // crypto/compact.rs) are charged as if they did.
             core.compact_seq_reach = Some(crate::crypto::compact::SEQ_REACH);
-            core.owd_sample_interval = Some(OWD_SAMPLE_INTERVAL);
+            core.owd_sample_interval = Some(owd_sample_interval(&core.reorder));
             outer + crate::crypto::COMPACT_OVERHEAD as u32
         } else {
             outer + (crate::crypto::OVERHEAD + DATA_HEADER_LEN) as u32
@@ -1482,6 +1502,24 @@ cost = 7
         let given = format!("{tcp}[tunnel]\nrepair_wait_ms = 200\n");
         let e = DaemonConfig::from_toml_str(&given).unwrap_err().to_string();
         assert!(e.contains("tunnel.repair_wait_ms") && e.contains("UDP transport only"), "{e}");
+    }
+
+    #[test]
+    fn time_sync_frames_come_every_millisecond_only_for_a_receiver_that_follows_the_delays() {
+        let no_section = CLIENT.replace("[tunnel]\nscheduler = \"srtt\"\ncc = \"cubic\"\n", "");
+        let interval = |text: &str| {
+            DaemonConfig::from_toml_str(text).unwrap().core_config().owd_sample_interval
+        };
+        // The default receiver (static wait, fast loss detection): every 10 ms.
+        assert_eq!(interval(&no_section), Some(Duration::from_millis(10)));
+        // The adaptive wait and delay equalisation follow each path's latest delay: every 1 ms.
+        for extra in ["reorder = \"adaptive\"", "equalize_delay = true"] {
+            let text = format!("{no_section}[tunnel]\n{extra}\n");
+            assert_eq!(interval(&text), Some(Duration::from_millis(1)), "{extra}");
+        }
+        // Full messages carry a timestamp in every header: no time-sync frames.
+        let full = no_section.replace("role = \"client\"", "role = \"client\"\ncompact = false");
+        assert_eq!(interval(&full), None);
     }
 
     #[test]
