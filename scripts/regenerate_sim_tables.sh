@@ -12,7 +12,7 @@
 #
 # NAME: near-dist, reliability, mptcp-cc-streaming, nested-cc-matrix,
 # nested-cc-matrix-exclusion, nested-cc-matrix-handshake, sched-codel, equalize-bonding,
-# tcp-one-path, lab-matrix-sim, bonding-fig10-sim.
+# tcp-one-path, lab-matrix-sim, bonding-fig10-sim, asym200-quiet-paths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +49,8 @@ tables=(
   "equalize-bonding|sweeps/equalize-bonding.toml||python3 scripts/noise_reps.py --by-cell DIR"
   "tcp-one-path|sweeps/tcp-tunnel-one-path.toml||python3 scripts/tcp_tunnel_one_path.py DIR"
   "lab-matrix-sim|sweeps/lab-matrix.toml|--reps 10 --baseline true --set sim.path_handshake=true|python3 scripts/sim_vs_lab_sweeps.py DIR data/lab/lab-matrix-lab --lab-baselines data/lab/lab-matrix-baselines --by row --spread"
-  "bonding-fig10-sim|sweeps/bonding-fig10-lab.toml|--reps 10 --baseline true|python3 scripts/bonding_fig10.py data/lab/bonding-fig10-lab-fastloss200 data/lab/lab-matrix-baselines --sim DIR"
+  "bonding-fig10-sim|sweeps/bonding-fig10-lab.toml|--reps 10 --baseline true|python3 scripts/bonding_fig10.py data/lab/bonding-fig10-lab-timesync10 data/lab/lab-matrix-baselines --sim DIR"
+  "asym200-quiet-paths|sweeps/asym200-quiet-paths.toml||python3 scripts/noise_reps.py --by-cell DIR"
 )
 
 known=","

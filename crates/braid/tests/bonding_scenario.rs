@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use braid_net::config::{default_tunnel, Transport, DEFAULT_MTU};
+use braid_net::config::{default_tunnel, DaemonConfig, Transport, DEFAULT_MTU};
 use braid_sim::Scenario;
 
 #[test]
@@ -13,8 +13,18 @@ fn the_bonding_scenario_is_the_daemons_default_tunnel() {
     let s = Scenario::from_toml_str(&text, &[]).unwrap();
     // The daemon keeps its TUN's MTU in [interface], the scenario in [tunnel].
     assert_eq!(s.tunnel.mtu_bytes, Some(f64::from(DEFAULT_MTU)));
-    let tunnel = braid_sim::scenario::TunnelConfig { mtu_bytes: None, ..s.tunnel.clone() };
-    assert_eq!(tunnel, default_tunnel(Transport::Udp));
+    // The daemon derives its header bytes from the real wire: the scenario charges what the
+    // example client's (two IPv4 paths, compact messages by default) core is told.
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/client.toml");
+    let client = DaemonConfig::from_toml_str(&std::fs::read_to_string(example).unwrap()).unwrap();
+    assert_eq!(s.tunnel.header_bytes, client.core_config().header_bytes);
+    let defaults = default_tunnel(Transport::Udp);
+    let tunnel = braid_sim::scenario::TunnelConfig {
+        mtu_bytes: None,
+        header_bytes: defaults.header_bytes,
+        ..s.tunnel.clone()
+    };
+    assert_eq!(tunnel, defaults);
     // Only the tunnel differs from the default scenario.
     let expected = Scenario { tunnel: s.tunnel.clone(), ..Default::default() };
     assert_eq!(format!("{s:?}"), format!("{expected:?}"));

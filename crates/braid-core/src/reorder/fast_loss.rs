@@ -42,8 +42,8 @@
 //! seconds, then sends one packet on it. Under a pure freshness rule that packet's gap was given
 //! up as soon as the fast path passed it, and the packet, arriving one delay difference later,
 //! was released late: end-to-end TCP saw a loss, then a duplicate. Simulator, ASYM200 (path 2 200 ms
-//! slower) without path exclusion, Cubic end to end over ACPF: 116% of the single-path time with
-//! the freshness rule alone, 97% with the delay rule (docs/validation.md, "Fast loss detection on
+//! slower) without path exclusion, Cubic end to end over ACPF: 115% of the single-path time with
+//! the freshness rule alone, 96% with the delay rule (docs/validation.md, "Fast loss detection on
 //! quiet paths").
 //!
 //! # Other choices where the sources are vague
