@@ -85,14 +85,14 @@ pub fn check_cells(spec: &Spec) -> Result<(), SweepError> {
         let overrides = cell_overrides(spec, key);
         Scenario::load(&spec.base, &overrides)
             .map(drop)
-            .map_err(|source| SweepError::Cell { overrides: overrides.join(" "), source })
+            .map_err(|error| SweepError::Cell { overrides: overrides.join(" "), error })
     };
     let named = |a: usize, i: usize, e: SweepError| match (e, &spec.axes[a]) {
-        (SweepError::Cell { source, .. }, axis) if axis.tables.is_some() => SweepError::Entry {
+        (SweepError::Cell { error, .. }, axis) if axis.tables.is_some() => SweepError::Entry {
             axis: axis.key.clone(),
             index: i,
             label: axis.values[i].to_toml(),
-            source: Box::new(source),
+            error: Box::new(error),
         },
         (e, _) => e,
     };

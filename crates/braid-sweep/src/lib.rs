@@ -53,14 +53,16 @@ pub const GIT_COMMIT: &str = env!("BRAID_GIT_COMMIT");
 pub enum SweepError {
     #[error(transparent)]
     Spec(#[from] SpecError),
-    #[error("the scenario of the cell with --set {overrides} does not load: {source}")]
-    Cell { overrides: String, source: braid_sim::scenario::ScenarioError },
-    #[error("axes.{axis}[{index}] (label {label}) does not load: {source}")]
+    // The scenario's error is part of the message, not a `source`: the CLI prints an error's
+    // chain, which would repeat it.
+    #[error("the scenario of the cell with --set {overrides} does not load: {error}")]
+    Cell { overrides: String, error: braid_sim::scenario::ScenarioError },
+    #[error("axes.{axis}[{index}] (label {label}) does not load: {error}")]
     Entry {
         axis: String,
         index: usize,
         label: String,
-        source: Box<braid_sim::scenario::ScenarioError>,
+        error: Box<braid_sim::scenario::ScenarioError>,
     },
     #[error(transparent)]
     OutDir(#[from] outdir::OutDirError),
