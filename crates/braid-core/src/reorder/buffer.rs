@@ -512,8 +512,10 @@ impl<P> ReorderBuffer<P> {
         if self.held == 0 {
             return;
         }
-        let head = self.held_head();
-        let Some(mut bound) = self.fast_loss.as_ref().and_then(|f| f.lost_below(now, head)) else {
+        let Some(f) = self.fast_loss.as_ref() else {
+            return;
+        };
+        let Some(mut bound) = f.lost_below(now, self.held_head()) else {
             return;
         };
         if let Some(lowest) = self.equalizer.as_ref().and_then(DelayLine::lowest_seq) {
