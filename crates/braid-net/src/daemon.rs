@@ -657,6 +657,8 @@ impl State {
                     "path remote address learned"
                 );
                 peer.remotes[i] = Some(src);
+                // Feedback polled while the path had no address was dropped (send_control).
+                peer.rx.request_feedback(now, i);
             }
             self.path_heard(now, p, i);
         } else if let Some(v) = peer.validation.as_mut() {
@@ -723,6 +725,10 @@ impl State {
                             "path remote address validated"
                         );
                         peer.remotes[i] = Some(src);
+                        // The client's data that came before this answer got no feedback:
+                        // send_control had no address for it. Without this the client's path
+                        // waits out its retransmission timeout, one packet wide afterwards.
+                        peer.rx.request_feedback(now, i);
                         self.path_heard(now, p, i);
                     }
                     let rtt = now.as_nanos().checked_sub(pr.timestamp_ns).map(Duration::from_nanos);

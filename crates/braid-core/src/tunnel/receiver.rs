@@ -325,6 +325,18 @@ impl<P> TunnelReceiver<P> {
         }
     }
 
+    /// Makes feedback for path `i` fall due at once if it has received anything: the data plane
+    /// could not send the frames polled so far (a server that has not yet validated the peer's
+    /// address on the path drops them). Feedback acknowledges cumulatively, so the next frame
+    /// covers what arrived before; without it the sender waits for its retransmission timeout,
+    /// which on a packet-counted window leaves the path one packet wide just as a transfer
+    /// starts (docs/validation.md, "Cells traced"). Unknown paths are ignored.
+    pub fn request_feedback(&mut self, now: Instant, i: usize) {
+        if let Some(p) = self.paths.get_mut(i).filter(|p| p.ranges.len > 0 || p.ranges.floor > 0) {
+            p.ack_now(now);
+        }
+    }
+
     /// The data plane measured path `i`'s round-trip time (a probe's): the reorder buffer's
     /// first estimate of the paths' delay difference until data arrives on two paths
     /// ([`ReorderBuffer::on_path_rtt_sample`]).
@@ -646,6 +658,30 @@ mod tests {
             let due = t0 + Duration::from_millis(1);
             assert_eq!(wire(&rx.poll_feedback(due).expect("the delay bound")), vec![(0, 2)]);
             assert_eq!(rx.stats().feedback_frames, 2);
+        }
+    }
+
+    /// A frame the data plane could not send (no address for the peer on the path yet) is
+    /// asked for again once it can: the next frame comes at once and still acknowledges the
+    /// packet; a path that has received nothing gives none.
+    #[test]
+    fn requested_feedback_comes_at_once_and_acknowledges_what_arrived_before() {
+        for reliability in [Reliability::Unreliable, Reliability::Reliable] {
+            let mut rx = receiver(reliability, 64);
+            let t0 = Instant::from_nanos(1_000_000);
+            rx.request_feedback(t0, 0);
+            rx.request_feedback(t0, 9);
+            assert!(rx.poll_feedback(t0).is_none(), "{reliability:?}: nothing received yet");
+            assert_eq!(rx.handle_data(t0, &data(0), 0), None);
+            let due = t0 + Duration::from_millis(1);
+            assert_eq!(wire(&rx.poll_feedback(due).expect("the delay bound")), vec![(0, 0)]);
+            // That frame was dropped by the data plane; 40 ms later the path is usable.
+            let later = t0 + Duration::from_millis(40);
+            assert!(rx.poll_feedback(later).is_none(), "{reliability:?}: nothing new");
+            rx.request_feedback(later, 0);
+            assert_eq!(rx.poll_timeout(), Some(later));
+            assert_eq!(wire(&rx.poll_feedback(later).expect("requested")), vec![(0, 0)]);
+            assert!(rx.poll_feedback(later).is_none(), "{reliability:?}: one frame");
         }
     }
 
