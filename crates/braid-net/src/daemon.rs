@@ -656,9 +656,7 @@ impl State {
                     peer = %peer.config.name, path = %self.names[i], remote = %src,
                     "path remote address learned"
                 );
-                peer.remotes[i] = Some(src);
-                // Feedback polled while the path had no address was dropped (send_control).
-                peer.rx.request_feedback(now, i);
+                peer.set_remote(now, i, src);
             }
             self.path_heard(now, p, i);
         } else if let Some(v) = peer.validation.as_mut() {
@@ -724,11 +722,7 @@ impl State {
                             peer = %peer.config.name, path = %self.names[i], remote = %src,
                             "path remote address validated"
                         );
-                        peer.remotes[i] = Some(src);
-                        // The client's data that came before this answer got no feedback:
-                        // send_control had no address for it. Without this the client's path
-                        // waits out its retransmission timeout, one packet wide afterwards.
-                        peer.rx.request_feedback(now, i);
+                        peer.set_remote(now, i, src);
                         self.path_heard(now, p, i);
                     }
                     let rtt = now.as_nanos().checked_sub(pr.timestamp_ns).map(Duration::from_nanos);

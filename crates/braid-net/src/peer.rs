@@ -107,6 +107,15 @@ impl Peer {
         self.compact_ready.fill(false);
     }
 
+    /// (Server) Path `i`'s datagrams go to `src` from now on. Feedback the receiver produced
+    /// while the path had no address was dropped (the daemon's `send_control` needs one), so
+    /// a frame is asked for again: without it the client's packets from before wait for their
+    /// retransmission timeout, which leaves a packet-counted window one packet wide.
+    pub fn set_remote(&mut self, now: Instant, i: usize, src: SocketAddr) {
+        self.remotes[i] = Some(src);
+        self.rx.request_feedback(now, i);
+    }
+
     /// Whether an inner packet may come from (or go to) `addr` through this peer.
     pub fn allows(&self, addr: IpAddr) -> bool {
         self.config.allows(addr)

@@ -41,10 +41,10 @@
 //! costlier path only when the cheaper one's window is full) leaves that path silent for
 //! seconds, then sends one packet on it. Under a pure freshness rule that packet's gap was given
 //! up as soon as the fast path passed it, and the packet, arriving one delay difference later,
-//! was released late: end-to-end TCP saw a loss, then a duplicate. Simulator, ASYM200 (path 2 200 ms
-//! slower) without path exclusion, Cubic end to end over ACPF: 115% of the single-path time with
-//! the freshness rule alone, 96% with the delay rule (docs/validation.md, "Fast loss detection on
-//! quiet paths").
+//! was released late: end-to-end TCP saw a loss, then a duplicate. Simulator, ASYM200 (path 2
+//! 200 ms slower) without path exclusion, Cubic end to end over ACPF: 115% of the single-path
+//! time with the freshness rule alone, 96% with the delay rule (docs/validation.md, "Fast loss
+//! detection on quiet paths").
 //!
 //! # Other choices where the sources are vague
 //! - *Start*: a path that has delivered nothing yet counts as active, and as possibly carrying

@@ -125,7 +125,8 @@ pub struct ReorderConfig {
     /// Weight of a new delay-difference sample in the moving average, in (0, 1] (Table 1: 0.95).
     pub new_sample_weight: f64,
     /// Give a gap up as soon as every active path has delivered beyond it and no quiet path
-    /// could still bring it (Pieska et al. 2024, section 2.1; `fast_loss.rs`). `static` and `adaptive` only. Default off.
+    /// could still bring it (Pieska et al. 2024, section 2.1; `fast_loss.rs`). `static` and
+    /// `adaptive` only. Default off.
     pub fast_loss_detection: bool,
     /// Hold packets of faster paths by their one-way-delay lag behind the slowest path
     /// (Pieska et al. 2024, section 2.1). Any policy. Default off.

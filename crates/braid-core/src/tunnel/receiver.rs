@@ -61,6 +61,11 @@ struct ReceivedRanges {
 }
 
 impl ReceivedRanges {
+    /// Nothing received yet.
+    fn is_empty(&self) -> bool {
+        self.len == 0 && self.floor == 0
+    }
+
     /// Records `seq`. Returns false if it was known received already (below the floor or in a
     /// remembered range): a duplicate on this path.
     fn insert(&mut self, seq: u64) -> bool {
@@ -332,7 +337,7 @@ impl<P> TunnelReceiver<P> {
     /// which on a packet-counted window leaves the path one packet wide just as a transfer
     /// starts (docs/validation.md, "Cells traced"). Unknown paths are ignored.
     pub fn request_feedback(&mut self, now: Instant, i: usize) {
-        if let Some(p) = self.paths.get_mut(i).filter(|p| p.ranges.len > 0 || p.ranges.floor > 0) {
+        if let Some(p) = self.paths.get_mut(i).filter(|p| !p.ranges.is_empty()) {
             p.ack_now(now);
         }
     }
