@@ -376,34 +376,11 @@ fn default_mtu() -> u16 {
     DEFAULT_MTU
 }
 
-/// With compact messages: how often each path's receiver gets a send timestamp (a time-sync
-/// frame after a compact packet, braid_core::wire::TimeSync) when its reorder stage follows
-/// every path's latest one-way delay: the adaptive wait limit, delay equalisation. At 5 ms the
-/// adaptive receiver gave up more gaps than with a timestamp in every packet (lab,
-/// docs/validation.md) and a flood on the server's port tipped downloads under the flood
-/// test's bar; 1 ms did not. It costs up to 1 000 frames of 84 bytes a second per busy path
-/// (0.7 Mbit/s, 1.3% of 50 Mbit/s), against the 44 bytes saved on each of its 4 000 or so data
-/// packets.
-const OWD_SAMPLE_INTERVAL_FOLLOWING: std::time::Duration = std::time::Duration::from_millis(1);
-
-/// The same for a reorder stage that does not follow the delays: a static wait limit (the
-/// daemon's default), with or without fast loss detection, reads a path's one-way delay only
-/// for a path that has gone quiet (`braid_core::reorder::fast_loss`, the delay rule) and for
-/// the metrics, and a sample every 10 ms serves both. The frames then cost 0.13% of a busy 50
-/// Mbit/s path instead of 1.3% (docs/validation.md, "Time-sync frames every 10 ms").
-const OWD_SAMPLE_INTERVAL_STATIC: std::time::Duration = std::time::Duration::from_millis(10);
-
-/// How often the sender asks for a time-sync frame on each path, for the receiver `reorder`
-/// describes. A daemon reads its own `[tunnel]` section for the peer's receiver: both ends of
-/// a tunnel are expected to run the same one.
-pub fn owd_sample_interval(reorder: &braid_core::reorder::ReorderConfig) -> std::time::Duration {
-    use braid_core::reorder::ReorderKind;
-    if reorder.kind == ReorderKind::Adaptive || reorder.equalize_delay {
-        OWD_SAMPLE_INTERVAL_FOLLOWING
-    } else {
-        OWD_SAMPLE_INTERVAL_STATIC
-    }
-}
+/// How often the sender asks for a time-sync frame on each path with compact messages, for the
+/// receiver a reorder stage describes: braid-core's rule (`wire/overhead.rs`), which the
+/// simulator's model of this wire reads too. A daemon reads its own `[tunnel]` section for the
+/// peer's receiver: both ends of a tunnel are expected to run the same one.
+pub use braid_core::wire::overhead::owd_sample_interval;
 
 /// `[peer]` (one table) or `[[peer]]` (an array of them), each parsed on its own so that an
 /// unknown or misspelled key is named with its peer (an untagged enum would only say that
@@ -1098,6 +1075,13 @@ cost = 7
         assert!(!full.compact);
         assert_eq!(full.core_config().header_bytes, 28 + 16 + 16 + 32);
         assert_eq!(full.core_config().compact_seq_reach, None);
+        // What braid-core tells models of this wire (the simulator's sim.wire = "daemon").
+        use braid_core::wire::overhead as wire;
+        assert_eq!(core.header_bytes, wire::COMPACT_DATA_OVERHEAD);
+        assert_eq!(full.core_config().header_bytes, wire::FULL_DATA_OVERHEAD);
+        assert_eq!(crate::crypto::OVERHEAD as u32, wire::FULL_MESSAGE_BYTES);
+        assert_eq!(crate::crypto::COMPACT_OVERHEAD as u32, wire::COMPACT_MESSAGE_BYTES);
+        assert_eq!(core.compact_seq_reach, Some(wire::COMPACT_SEQ_REACH));
         assert_eq!(core.pacing_catch_up, Duration::from_millis(1));
         assert_eq!(c.liveness.dead_after, Duration::from_secs(1));
         assert_eq!(c.cipher, Cipher::Aes256Gcm, "AES-256-GCM unless configured");

@@ -1,6 +1,6 @@
 //! Simulated packets: small plain records in a pool with a free list, referred to by index.
 
-use braid_core::wire::{DataHeader, Feedback};
+use braid_core::wire::{overhead, DataHeader, Feedback, TimeSync};
 use braid_core::Instant;
 
 use crate::tcp::{Ack, Segment};
@@ -33,6 +33,8 @@ pub enum Payload {
     PathSegment(Segment),
     /// An ACK of a kernel TCP path's connection; travels against the data it acknowledges.
     PathAck(Ack),
+    /// A time-sync frame behind a compact data packet on its path (`sim.wire = "daemon"`).
+    TimeSync(TimeSync),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -62,13 +64,46 @@ impl Packet {
         }
     }
 
-    /// Bytes on the wire at the IP layer: the inner packet plus tunnel headers if encapsulated.
-    pub fn ip_len(&self, tunnel_header_bytes: u32) -> u32 {
+    /// Bytes on the wire at the IP layer: the inner packet plus what the tunnel adds if
+    /// encapsulated (a packet without a send timestamp travelled compact).
+    pub fn ip_len(&self, wire: &WireOverhead) -> u32 {
         match self.tunnel {
-            Some(_) => self.inner_len + tunnel_header_bytes,
+            Some(h) if h.is_stamped() => self.inner_len + wire.full_data,
+            Some(_) => self.inner_len + wire.compact_data,
             None => self.inner_len,
         }
     }
+}
+
+/// What the tunnel adds to each kind of datagram on a path, bytes: to a data packet sent
+/// whole (with its data header) or compact, and to a control frame (feedback, time sync).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireOverhead {
+    pub full_data: u32,
+    pub compact_data: u32,
+    pub control: u32,
+}
+
+impl WireOverhead {
+    /// Outer IPv4 and UDP headers around a control frame on the plain wire.
+    const PLAIN_CONTROL: u32 = overhead::IPV4_UDP_BYTES;
+
+    /// The plain wire (`sim.wire = "plain"`): every data packet `header_bytes`, a control
+    /// frame its outer headers; nothing travels compact.
+    pub fn plain(header_bytes: u32) -> Self {
+        WireOverhead {
+            full_data: header_bytes,
+            compact_data: header_bytes,
+            control: Self::PLAIN_CONTROL,
+        }
+    }
+
+    /// Braid's daemon's messages (`sim.wire = "daemon"`, braid-core `wire/overhead.rs`).
+    pub const DAEMON: WireOverhead = WireOverhead {
+        full_data: overhead::FULL_DATA_OVERHEAD,
+        compact_data: overhead::COMPACT_DATA_OVERHEAD,
+        control: overhead::CONTROL_OVERHEAD,
+    };
 }
 
 /// A pool of packets reused through a free list: no allocation per packet once warm.
@@ -146,5 +181,24 @@ impl PacketPool {
     /// Most packets ever alive at once.
     pub fn capacity_used(&self) -> usize {
         self.slots.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braid_core::wire::FLAG_UNSTAMPED;
+
+    #[test]
+    fn a_packet_on_the_wire_carries_what_its_message_adds() {
+        let mut p = Packet::new(Payload::Udp, 1_400, true);
+        let daemon = WireOverhead::DAEMON;
+        assert_eq!(p.ip_len(&daemon), 1_400, "not encapsulated");
+        p.tunnel = Some(DataHeader::default());
+        assert_eq!(p.ip_len(&daemon), 1_400 + 92, "a full message");
+        assert_eq!(p.ip_len(&WireOverhead::plain(60)), 1_460);
+        p.tunnel = Some(DataHeader { flags: FLAG_UNSTAMPED, ..DataHeader::default() });
+        assert_eq!(p.ip_len(&daemon), 1_400 + 48, "a compact message");
+        assert_eq!(daemon.control, 60);
     }
 }

@@ -6,13 +6,14 @@ use braid_config::Transport;
 use braid_core::cc::{CcAlgorithm, TunnelCc};
 use braid_core::linkmodel::CoDelConfig;
 use braid_core::tunnel::TunnelConfig;
+use braid_core::wire::overhead;
 use braid_core::Instant;
 
 use crate::link::{Aqm, Capacity, LinkSpec, LinkSpecError};
 use crate::metrics::{Drops, E2eReport, PathReport, ReorderReport, Report, Series, TunnelReport};
 use crate::noise::{self, Jitter, Stalls};
 use crate::scenario::{
-    ms, AqmChoice, E2eKind, LossChoice, PathConfig, Scenario, ScenarioError, TraceFile,
+    ms, AqmChoice, E2eKind, LossChoice, PathConfig, Scenario, ScenarioError, TraceFile, Wire,
 };
 use crate::tcp::{LinuxCc, TcpConfig, TCP_IP_HEADER_BYTES};
 use crate::tcp_tunnel::TcpPathsConfig;
@@ -115,14 +116,34 @@ pub fn e2e_mss_bytes(s: &Scenario, baseline: bool) -> u32 {
     }
 }
 
-/// The tunnel configuration a scenario describes.
+/// The tunnel configuration a scenario describes. Over the daemon's wire (`sim.wire =
+/// "daemon"`, UDP paths) as the daemon configures its core (braid-net `config.rs`,
+/// `core_config`): each packet charged its compact message's 48 bytes, the MSS the largest
+/// inner packet plus those, compact messages marked within their sequence reach, and time-sync
+/// frames asked for as often as the receiver needs them.
 pub fn tunnel_config(s: &Scenario) -> TunnelConfig {
     let largest_inner = match s.e2e.kind {
         E2eKind::Tcp => e2e_mss_bytes(s, false) + TCP_IP_HEADER_BYTES,
         E2eKind::Udp => s.e2e.udp_packet_bytes,
     };
     let costs: Vec<u32> = s.paths.iter().map(|p| p.cost).collect();
-    s.tunnel.to_core(&costs, largest_inner)
+    if !daemon_datagrams(s) {
+        return s.tunnel.to_core(&costs, largest_inner);
+    }
+    let tunnel = braid_config::TunnelConfig {
+        header_bytes: overhead::COMPACT_DATA_OVERHEAD,
+        ..s.tunnel.clone()
+    };
+    let mut core = tunnel.to_core(&costs, largest_inner);
+    core.compact_seq_reach = Some(overhead::COMPACT_SEQ_REACH);
+    core.owd_sample_interval = Some(overhead::owd_sample_interval(&core.reorder));
+    core
+}
+
+/// Whether the tunnel's paths carry the daemon's datagrams: `sim.wire = "daemon"` over UDP
+/// paths (kernel TCP paths frame packets in their streams, `tunnel.tcp.frame_bytes`).
+fn daemon_datagrams(s: &Scenario) -> bool {
+    s.sim.wire == Wire::Daemon && s.tunnel.transport == Transport::Udp
 }
 
 /// The world a scenario describes; `baseline` drops the tunnel and keeps path 1 only. Fails
@@ -215,6 +236,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
         sample_interval: ms(s.sim.sample_interval_ms),
         bin: ms(s.sim.bin_ms),
         path_handshake: s.sim.path_handshake,
+        daemon_wire: daemon_datagrams(s),
         noise: world_noise(s),
         tcp_paths,
     })

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use braid_core::reorder::OwdSummary;
 use braid_core::tunnel::{TunnelConfig, TunnelReceiver};
+use braid_core::wire::{TimeSync, TIME_SYNC_LEN};
 use braid_core::Instant;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -25,14 +26,11 @@ use crate::engine::{Event, EventQueue};
 use crate::link::{Enqueue, Link, LinkSpec, LinkStats};
 use crate::metrics::{PathSample, Series, Stat, TraceRow};
 use crate::noise::{stream, stream_seed, Host, HostQueue, Jitter, Stalls, HOSTS};
-use crate::packet::{Packet, PacketPool, Payload, PktId};
+use crate::packet::{Packet, PacketPool, Payload, PktId, WireOverhead};
 use crate::tcp::{Ack, LinuxCc, Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::tcp_tunnel::{StreamRx, StreamTx, TcpPathsConfig};
 use crate::tunnel_sender::{Departure, SimSender};
 use crate::udp::UdpSource;
-
-/// Outer IPv4 + UDP headers in front of a feedback frame.
-const FEEDBACK_OUTER_HEADER_BYTES: u32 = 28;
 
 /// The end-to-end application.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,6 +65,9 @@ pub struct WorldConfig {
     /// Seed each tunnel sender with one handshake RTT sample per path
     /// ([`crate::scenario::SimConfig::path_handshake`]).
     pub path_handshake: bool,
+    /// The tunnel's datagrams are the daemon's messages ([`crate::scenario::Wire::Daemon`]):
+    /// `tunnel` is then configured for compact messages and time-sync frames.
+    pub daemon_wire: bool,
     /// The noise model, resolved ([`crate::scenario::NoiseConfig`]).
     pub noise: WorldNoise,
     /// Kernel TCP paths (`tunnel.transport = "tcp"`): the connections' TCP and how the tunnel
@@ -140,7 +141,8 @@ enum UeApp {
 }
 
 struct Tunnel {
-    header_bytes: u32,
+    /// What each datagram carries besides its packet or frame on a path's links.
+    wire: WireOverhead,
     proxy_tx: SimSender,
     proxy_rx: TunnelReceiver<PktId>,
     ue_tx: SimSender,
@@ -295,7 +297,11 @@ impl World {
             };
             match &cfg.tcp_paths {
                 None => Tunnel {
-                    header_bytes: t.header_bytes,
+                    wire: if cfg.daemon_wire {
+                        WireOverhead::DAEMON
+                    } else {
+                        WireOverhead::plain(t.header_bytes)
+                    },
                     proxy_tx: SimSender::new(&seeded(stream::CC_DOWNLINK)),
                     proxy_rx: TunnelReceiver::new(t),
                     ue_tx: SimSender::new(&seeded(stream::CC_UPLINK)),
@@ -317,7 +323,7 @@ impl World {
                     };
                     Tunnel {
                         // Segments carry their own headers: frames add nothing on a link.
-                        header_bytes: 0,
+                        wire: WireOverhead::plain(0),
                         proxy_tx: side(stream::CC_DOWNLINK),
                         proxy_rx: TunnelReceiver::new(t),
                         ue_tx: side(stream::CC_UPLINK),
@@ -424,9 +430,9 @@ impl World {
         self.finish()
     }
 
-    /// Bytes the tunnel adds to an encapsulated packet (zero in the baseline).
-    fn tunnel_header_bytes(&self) -> u32 {
-        self.tunnel.as_ref().map_or(0, |t| t.header_bytes)
+    /// What the tunnel adds to each datagram (nothing in the baseline).
+    fn wire(&self) -> WireOverhead {
+        self.tunnel.as_ref().map_or(WireOverhead::plain(0), |t| t.wire)
     }
 
     // ---- links ----
@@ -457,7 +463,7 @@ impl World {
     }
 
     fn transmit(&mut self, link: usize, id: PktId) {
-        let ip_len = self.pool.get(id).ip_len(self.tunnel_header_bytes());
+        let ip_len = self.pool.get(id).ip_len(&self.wire());
         self.simulated_packets += 1;
         match self.links[link].enqueue(self.now, id, ip_len, &mut self.rng) {
             Enqueue::Started(done) => self.events.schedule(done, Event::TxDone(link as u16)),
@@ -540,8 +546,7 @@ impl World {
             }
             Hop::Ue(i) => {
                 let p = *self.pool.get(id);
-                let frame = (p.ip_len(self.tunnel_header_bytes())
-                    + self.links[link].spec.framing_bytes) as u64;
+                let frame = (p.ip_len(&self.wire()) + self.links[link].spec.framing_bytes) as u64;
                 let bin = (now.as_nanos() / self.bin_ns) as usize;
                 Series::add_bin(&mut self.series.path_bins[i], bin, frame);
                 self.on_path_arrival(Agent::UeTx, Agent::UeRx, i, id);
@@ -568,6 +573,14 @@ impl World {
                 sender.handle_feedback(now, self.pool.feedback(f));
                 self.pool.free(id);
                 self.pump(tx);
+                return;
+            }
+            // The send timestamp of the compact packet ahead of it on path i.
+            Payload::TimeSync(ts) => {
+                self.pool.free(id);
+                let receiver = if rx == Agent::UeRx { &mut t.ue_rx } else { &mut t.proxy_rx };
+                receiver.handle_time_sync(now, &TimeSync { path_id: i as u8, ..ts });
+                self.pump(rx);
                 return;
             }
             // An ACK of this end's own connection on path i.
@@ -738,15 +751,24 @@ impl World {
                 let down = agent == Agent::ProxyTx;
                 while let Some(t) = self.tunnel.as_mut() {
                     let s = if down { &mut t.proxy_tx } else { &mut t.ue_tx };
-                    let Some(Departure { path, id, copy }) = s.poll_transmit(now, &mut self.pool)
+                    let Some(Departure { path, id, copy, time_sync }) =
+                        s.poll_transmit(now, &mut self.pool)
                     else {
                         break;
                     };
+                    let control = t.wire.control;
                     if copy && matches!(self.pool.get(id).payload, Payload::Udp) {
                         // Every copy on the wire ends somewhere and is retired there.
                         self.udp_live += 1;
                     }
-                    self.send(if down { path_dl(path) } else { path_ul(path) }, id);
+                    let link = if down { path_dl(path) } else { path_ul(path) };
+                    self.send(link, id);
+                    if let Some(ts) = time_sync {
+                        // Right behind its packet, as the daemon sends it (daemon.rs).
+                        let len = control + TIME_SYNC_LEN as u32;
+                        let id = self.pool.alloc(Packet::new(Payload::TimeSync(ts), len, down));
+                        self.send(link, id);
+                    }
                 }
                 self.retire_aqm_drops(down);
             }
@@ -829,7 +851,7 @@ impl World {
                     // Nothing reads it: each path's TCP acknowledges by itself.
                     continue;
                 }
-                let len = FEEDBACK_OUTER_HEADER_BYTES + fb.encoded_len() as u32;
+                let len = t.wire.control + fb.encoded_len() as u32;
                 let i = fb.path_id as usize;
                 // Feedback for downlink data travels uplink, and vice versa.
                 let id = self.pool.alloc_feedback(fb, len, !down);
@@ -1166,6 +1188,36 @@ mod tests {
         };
         assert_eq!(run(true), 0);
         assert!(run(false) > 0, "the unmeasured slow path gets packets");
+    }
+
+    /// Over the daemon's wire the data travels compact and unstamped: the receiver's one-way
+    /// delays come from time-sync frames alone, so it has samples only because they arrive
+    /// (the adaptive wait asks for one per millisecond per busy path); each frame is a datagram
+    /// of its own on the path, and each compact packet costs 48 bytes over its inner packet
+    /// against the plain wire's `tunnel.header_bytes`.
+    #[test]
+    fn the_daemon_wire_samples_delays_from_time_sync_frames_on_the_path() {
+        let run = |wire: &str| {
+            let sets = ["e2e.bytes=3000000".to_string(), format!("sim.wire={wire}")];
+            let s = Scenario::from_toml_str("", &sets).unwrap();
+            let cfg = world_config(&s, false).unwrap();
+            assert_eq!(cfg.daemon_wire, wire == "daemon");
+            World::new(&cfg).run()
+        };
+        let (plain, daemon) = (run("plain"), run("daemon"));
+        let samples = |o: &Outcome| o.path_owd[0].map_or(0, |s| s.samples);
+        assert!(samples(&daemon) > 0, "time-sync frames reach the receiver and pair");
+        assert!(samples(&plain) > 0);
+        // Path 1's downlink carries data, feedback for the uplink and, on the daemon's wire,
+        // time-sync frames: one per millisecond while the path is busy.
+        let others = |o: &Outcome| o.path_downlink_stats[0].tx_pkts - o.path_sent_pkts[0];
+        let busy_ms = daemon.done_at.unwrap().as_nanos() / 1_000_000;
+        assert!(
+            others(&daemon) > others(&plain) + busy_ms / 2,
+            "daemon {} plain {} over {busy_ms} ms",
+            others(&daemon),
+            others(&plain)
+        );
     }
 
     /// The trace's new columns follow the run's own counters: per-path drops and tunnel

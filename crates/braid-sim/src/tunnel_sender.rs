@@ -14,8 +14,10 @@
 use std::time::Duration;
 
 use braid_core::sched::SchedulerMetrics;
-use braid_core::tunnel::{PathMetrics, PathStats, SenderStats, TunnelConfig, TunnelSender};
-use braid_core::wire::Feedback;
+use braid_core::tunnel::{
+    PathMetrics, PathStats, SenderStats, Transmit, TunnelConfig, TunnelSender,
+};
+use braid_core::wire::{DataHeader, Feedback, TimeSync, FLAG_UNSTAMPED};
 use braid_core::Instant;
 
 use crate::packet::{Packet, PacketPool, PktId};
@@ -39,6 +41,28 @@ pub struct Departure {
     pub id: PktId,
     /// A further copy of a packet that already left (redundant copy or retransmission).
     pub copy: bool,
+    /// The time-sync frame to send right behind it on its path, when the core asked for one.
+    pub time_sync: Option<TimeSync>,
+}
+
+/// The header the receiver gets with `tx`'s packet: as stamped, or, for a compact message,
+/// without the send timestamp it has no room for, as the daemon's compact decoder hands it on
+/// (braid-net `daemon.rs`, `on_compact`).
+fn received_header<P>(tx: &Transmit<P>) -> DataHeader {
+    if tx.compact {
+        DataHeader { flags: tx.header.flags | FLAG_UNSTAMPED, send_ts_ns: 0, ..tx.header }
+    } else {
+        tx.header
+    }
+}
+
+/// The time-sync frame the core asked to follow `tx`'s packet: that packet's send timestamp.
+fn time_sync<P>(tx: &Transmit<P>) -> Option<TimeSync> {
+    tx.time_sync.then_some(TimeSync {
+        path_id: tx.path as u8,
+        path_seq: tx.header.path_seq,
+        send_ts_ns: tx.header.send_ts_ns,
+    })
 }
 
 /// Calls the same method on whichever sender is inside.
@@ -134,13 +158,15 @@ impl SimSender {
             SimSender::ByIndex(s) => {
                 let tx = s.poll_transmit(now)?;
                 debug_assert!(!tx.copy, "a tunnel that copies packets must hold them by value");
-                pool.get_mut(tx.payload).tunnel = Some(tx.header);
-                Some(Departure { path: tx.path, id: tx.payload, copy: tx.copy })
+                pool.get_mut(tx.payload).tunnel = Some(received_header(&tx));
+                let time_sync = time_sync(&tx);
+                Some(Departure { path: tx.path, id: tx.payload, copy: tx.copy, time_sync })
             }
             SimSender::ByValue(s) => {
                 let tx = s.poll_transmit(now)?;
-                let id = pool.alloc(Packet { tunnel: Some(tx.header), ..tx.payload });
-                Some(Departure { path: tx.path, id, copy: tx.copy })
+                let id = pool.alloc(Packet { tunnel: Some(received_header(&tx)), ..tx.payload });
+                let time_sync = time_sync(&tx);
+                Some(Departure { path: tx.path, id, copy: tx.copy, time_sync })
             }
             // Frames go into connections, not onto links: see `StreamTx::poll_write`.
             SimSender::Stream(_) => None,
@@ -185,5 +211,63 @@ impl SimSender {
 
     pub fn scheduler_metrics(&self) -> SchedulerMetrics {
         each!(self, s => s.scheduler_metrics(), stream t => t.scheduler_metrics())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Payload;
+    use braid_core::cc::TunnelCc;
+    use braid_core::wire::overhead::COMPACT_SEQ_REACH;
+
+    /// Over the daemon's wire (`sim.wire = "daemon"`) a first transmission leaves compact: its
+    /// header reaches the receiver without a send timestamp, and a time-sync frame carrying
+    /// that timestamp follows the first packet on a path and then one packet per interval.
+    #[test]
+    fn compact_packets_go_unstamped_and_one_per_interval_brings_a_time_sync_frame() {
+        let config = TunnelConfig {
+            cc: TunnelCc::NewReno,
+            compact_seq_reach: Some(COMPACT_SEQ_REACH),
+            owd_sample_interval: Some(Duration::from_millis(1)),
+            ..TunnelConfig::default()
+        };
+        let mut pool = PacketPool::with_capacity(16);
+        let mut sender = SimSender::new(&config);
+        let mut departures = |at_us: u64| {
+            let now = Instant::from_nanos(at_us * 1_000);
+            let id = pool.alloc(Packet::new(Payload::Udp, 1_000, true));
+            assert!(sender.handle_packet(now, &mut pool, id).is_none());
+            let d = sender.poll_transmit(now, &mut pool).expect("a window with room");
+            let header = pool.get(d.id).tunnel.expect("encapsulated");
+            (d.path, header, d.time_sync)
+        };
+        let (path, header, ts) = departures(0);
+        assert!(!header.is_stamped() && header.send_ts_ns == 0, "{header:?}");
+        let ts = ts.expect("the path's first compact packet is followed");
+        assert_eq!((ts.path_id as usize, ts.path_seq, ts.send_ts_ns), (path, header.path_seq, 0));
+        let (_, header, ts) = departures(500);
+        assert!(!header.is_stamped());
+        assert!(ts.is_none(), "0.5 ms after the last frame");
+        let (_, header, ts) = departures(1_000);
+        assert!(!header.is_stamped());
+        assert_eq!(ts.map(|t| t.send_ts_ns), Some(1_000_000), "1 ms after the last frame");
+    }
+
+    /// The plain wire (the default core: no compact messages) stamps every header and sends
+    /// no time-sync frame.
+    #[test]
+    fn plain_packets_keep_their_timestamps() {
+        let config = TunnelConfig { cc: TunnelCc::NewReno, ..TunnelConfig::default() };
+        let mut pool = PacketPool::with_capacity(4);
+        let mut sender = SimSender::new(&config);
+        let now = Instant::from_nanos(7_000);
+        let id = pool.alloc(Packet::new(Payload::Udp, 1_000, true));
+        assert!(sender.handle_packet(now, &mut pool, id).is_none());
+        let d = sender.poll_transmit(now, &mut pool).unwrap();
+        let header = pool.get(d.id).tunnel.unwrap();
+        assert!(header.is_stamped());
+        assert_eq!(header.send_ts_ns, 7_000);
+        assert!(d.time_sync.is_none());
     }
 }

@@ -18,7 +18,8 @@
 //! ```
 //!
 //! Field rules for the data header are in [`data`]; the feedback frame layout is documented in
-//! [`feedback`], the path probe's in [`probe`], the time-sync frame's in [`time_sync`]. Representations follow smoltcp: [`DataHeader`] and [`Feedback`] are the logical
+//! [`feedback`], the path probe's in [`probe`], the time-sync frame's in [`time_sync`]; what the daemon's encryption adds around each
+//! frame in [`overhead`]. Representations follow smoltcp: [`DataHeader`] and [`Feedback`] are the logical
 //! content, with `parse` returning a typed [`WireError`] on any malformed input and `emit` writing
 //! into a caller buffer.
 //!
@@ -30,6 +31,7 @@
 mod cursor;
 pub mod data;
 pub mod feedback;
+pub mod overhead;
 pub mod probe;
 pub mod time_sync;
 

@@ -288,6 +288,15 @@ pub struct SimConfig {
     /// handshake. Off (the default, as the tables in docs/validation.md were produced), a path's
     /// first RTT sample comes with its first data.
     pub path_handshake: bool,
+    /// What the tunnel's datagrams are on the wire ([`Wire`]): `plain` (the default) or
+    /// `daemon`, Braid's daemon's encrypted messages. Written out only when it is `daemon`, so
+    /// a scenario without it writes and hashes as before it existed.
+    #[serde(
+        deserialize_with = "de::named",
+        serialize_with = "de::ser_named",
+        skip_serializing_if = "Wire::is_plain"
+    )]
+    pub wire: Wire,
     /// The noise model that makes repetitions differ ([`NoiseConfig`], docs/design.md
     /// section 10). Off by default; written out only when it differs from the default, so a
     /// scenario without it writes, hashes and runs exactly as before the model existed.
@@ -303,6 +312,7 @@ impl Default for SimConfig {
             bin_ms: 100.0,
             framing_bytes: 14,
             path_handshake: false,
+            wire: Wire::Plain,
             noise: NoiseConfig::default(),
         }
     }
@@ -395,6 +405,36 @@ impl NoiseConfig {
             format!("sim.noise.start_offset_ms={:?}", self.start_offset_ms),
             format!("sim.noise.cc_phase={}", self.cc_phase),
         ]
+    }
+}
+
+braid_core::named_enum! {
+    /// What the tunnel's datagrams are on the wire (`sim.wire`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum Wire {
+        what = "tunnel wire";
+        /// Every data packet costs `tunnel.header_bytes` (outer IPv4 and UDP and a data header
+        /// with its send timestamp), a feedback frame 28 bytes of outer headers besides itself,
+        /// and nothing else travels: the model of Pieska et al. 2024's tables.
+        #[default]
+        Plain => "plain",
+        /// Braid's daemon's encrypted messages over UDP paths (braid-core `wire/overhead.rs`):
+        /// a first transmission goes as a compact message (48 bytes besides the packet, no
+        /// send timestamp), a retransmission as a full one (92); feedback costs 60 bytes
+        /// besides the frame; and a time-sync datagram (84 bytes) follows a compact packet on
+        /// its path every millisecond when the receiver follows the delays (adaptive wait,
+        /// delay equalisation), every 10 ms otherwise, its only source of one-way delays.
+        /// Windows are charged 48 bytes a packet, as the daemon's are, so `tunnel.header_bytes`
+        /// is not read. Over kernel TCP paths (`tunnel.transport = "tcp"`) it changes nothing:
+        /// a frame's stream overhead is `tunnel.tcp.frame_bytes`.
+        Daemon => "daemon",
+    }
+}
+
+impl Wire {
+    /// Whether this is the default, [`Wire::Plain`] (not written out).
+    pub fn is_plain(&self) -> bool {
+        *self == Wire::Plain
     }
 }
 

@@ -58,6 +58,7 @@ fn defaults_are_table_1() {
             bin_ms: 100.0,
             framing_bytes: 14,
             path_handshake: false,
+            wire: Wire::Plain,
             noise: NoiseConfig::default(),
         }
     );

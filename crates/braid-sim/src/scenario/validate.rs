@@ -11,7 +11,7 @@ use crate::tcp::TCP_IP_HEADER_BYTES;
 
 use super::{
     E2eConfig, E2eKind, LinkConfig, LossChoice, NoiseConfig, PathConfig, Scenario, ScenarioError,
-    SimConfig,
+    SimConfig, Wire,
 };
 
 /// Propagation RTTs, ms.
@@ -54,7 +54,25 @@ pub(super) fn scenario(s: &Scenario) -> Result<(), ScenarioError> {
     s.tunnel.validate()?;
     e2e(&s.e2e)?;
     through_the_tunnel(s)?;
+    daemon_wire(s)?;
     Ok(sim(&s.sim)?)
+}
+
+/// With `sim.wire = "daemon"` the daemon's messages set each packet's overhead, so a
+/// `tunnel.header_bytes` other than the default would reach no code: refused, not ignored.
+fn daemon_wire(s: &Scenario) -> Result<(), FieldError> {
+    let default = braid_config::TunnelConfig::default().header_bytes;
+    if s.sim.wire == Wire::Daemon && s.tunnel.header_bytes != default {
+        return Err(FieldError::invalid(
+            "tunnel.header_bytes",
+            s.tunnel.header_bytes,
+            format!(
+                "is not read with sim.wire = \"daemon\", whose messages set each packet's \
+                 overhead (48 bytes compact, 92 full): leave it at {default} or remove it"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The smallest end-to-end MSS (IPv4's 576-byte minimum datagram less 40 bytes of headers,
@@ -217,6 +235,24 @@ mod tests {
     #[test]
     fn defaults_are_valid() {
         Scenario::default().validate().unwrap();
+    }
+
+    #[test]
+    fn the_daemon_wire_refuses_a_header_size_it_would_not_read() {
+        let daemon = |s: &mut Scenario| s.sim.wire = Wire::Daemon;
+        let mut s = Scenario::default();
+        daemon(&mut s);
+        s.validate().unwrap();
+        let err = err_of(|s| {
+            daemon(s);
+            s.tunnel.header_bytes = 48;
+        });
+        assert!(err.starts_with("tunnel.header_bytes = 48: is not read with sim.wire"), "{err}");
+        assert!(err.contains("leave it at 60"), "{err}");
+        // The plain wire reads it.
+        let mut s = Scenario::default();
+        s.tunnel.header_bytes = 48;
+        s.validate().unwrap();
     }
 
     #[test]
