@@ -198,6 +198,15 @@ impl<T: Copy> HostQueue<T> {
         at
     }
 
+    /// Takes in `item` right behind the packet taken in last, leaving with it: no stall or
+    /// jitter of its own, as a datagram the host writes in the same batch as the one before
+    /// (the daemon's time-sync frame behind its packet).
+    pub fn admit_behind(&mut self, item: T) -> Instant {
+        let at = self.last_departure;
+        self.queue.push_back((at, item));
+        at
+    }
+
     /// When the head leaves, if anything waits.
     pub fn next_departure(&self) -> Option<Instant> {
         self.queue.front().map(|&(at, _)| at)
@@ -268,6 +277,22 @@ mod tests {
     }
 
     /// A host never lets a packet overtake an earlier one: departures are in admission order
+    /// A datagram admitted behind a packet leaves with it and leaves the draws of the packets
+    /// after it as they were without it.
+    #[test]
+    fn a_datagram_admitted_behind_leaves_with_its_packet_and_draws_nothing() {
+        let jitter = Jitter::new(us(50), us(1000));
+        let (mut with, mut without) =
+            (HostQueue::new(jitter, 5, None), HostQueue::new(jitter, 5, None));
+        let t = Instant::ZERO + us(10);
+        let first = with.admit(t, 1u32);
+        assert_eq!(without.admit(t, 1), first);
+        assert_eq!(with.admit_behind(2), first);
+        assert_eq!(with.admit(t, 3), without.admit(t, 3));
+        assert_eq!(with.pop_due(first), Some(1));
+        assert_eq!(with.pop_due(first), Some(2));
+    }
+
     /// and never before admission, and a packet admitted behind a long draw waits for it.
     #[test]
     fn a_host_keeps_fifo_order() {

@@ -452,6 +452,21 @@ impl World {
         }
     }
 
+    /// A host puts a datagram on `link` right behind the packet it sent last, in the same
+    /// batch: with host jitter it leaves with that packet, drawing no delay of its own.
+    fn send_behind(&mut self, link: usize, id: PktId) {
+        if self.hosts.is_empty() {
+            self.transmit(link, id);
+        } else {
+            let h = host_of(link) as usize;
+            let idle = self.hosts[h].next_departure().is_none();
+            let at = self.hosts[h].admit_behind((link as u16, id));
+            if idle {
+                self.events.schedule(at.max(self.now), Event::Depart(h as u16));
+            }
+        }
+    }
+
     /// Host `h`'s head packets are due: each goes onto its link, in order.
     fn on_depart(&mut self, h: usize) {
         while let Some((link, id)) = self.hosts[h].pop_due(self.now) {
@@ -767,7 +782,7 @@ impl World {
                         // Right behind its packet, as the daemon sends it (daemon.rs).
                         let len = control + TIME_SYNC_LEN as u32;
                         let id = self.pool.alloc(Packet::new(Payload::TimeSync(ts), len, down));
-                        self.send(link, id);
+                        self.send_behind(link, id);
                     }
                 }
                 self.retire_aqm_drops(down);
@@ -1210,8 +1225,9 @@ mod tests {
         assert!(samples(&plain) > 0);
         // Path 1's downlink carries data, feedback for the uplink and, on the daemon's wire,
         // time-sync frames: one per millisecond while the path is busy.
-        let others = |o: &Outcome| o.path_downlink_stats[0].tx_pkts - o.path_sent_pkts[0];
-        let busy_ms = daemon.done_at.unwrap().as_nanos() / 1_000_000;
+        let others =
+            |o: &Outcome| o.path_downlink_stats[0].tx_pkts as i64 - o.path_sent_pkts[0] as i64;
+        let busy_ms = (daemon.done_at.unwrap().as_nanos() / 1_000_000) as i64;
         assert!(
             others(&daemon) > others(&plain) + busy_ms / 2,
             "daemon {} plain {} over {busy_ms} ms",

@@ -420,10 +420,11 @@ braid_core::named_enum! {
         Plain => "plain",
         /// Braid's daemon's encrypted messages over UDP paths (braid-core `wire/overhead.rs`):
         /// a first transmission goes as a compact message (48 bytes besides the packet, no
-        /// send timestamp), a retransmission as a full one (92); feedback costs 60 bytes
-        /// besides the frame; and a time-sync datagram (84 bytes) follows a compact packet on
-        /// its path every millisecond when the receiver follows the delays (adaptive wait,
-        /// delay equalisation), every 10 ms otherwise, its only source of one-way delays.
+        /// send timestamp), a retransmission or a packet beyond the compact sequence reach as
+        /// a full one (92); feedback costs 60 bytes besides the frame; and a time-sync datagram
+        /// (84 bytes) follows a compact packet on its path every millisecond when the receiver
+        /// follows the delays (adaptive wait, delay equalisation), every 10 ms otherwise: the
+        /// receiver's one-way delays for compact packets.
         /// Windows are charged 48 bytes a packet, as the daemon's are, so `tunnel.header_bytes`
         /// is not read. Over kernel TCP paths (`tunnel.transport = "tcp"`) it changes nothing:
         /// a frame's stream overhead is `tunnel.tcp.frame_bytes`.
