@@ -48,7 +48,7 @@ tables=(
   "sched-codel|sweeps/sched-codel.toml||python3 scripts/sched_codel.py DIR"
   "equalize-bonding|sweeps/equalize-bonding.toml||python3 scripts/noise_reps.py --by-cell DIR"
   "tcp-one-path|sweeps/tcp-tunnel-one-path.toml||python3 scripts/tcp_tunnel_one_path.py DIR"
-  "lab-matrix-sim|sweeps/lab-matrix.toml|--reps 10 --baseline true --set sim.path_handshake=true|python3 scripts/sim_vs_lab_sweeps.py DIR data/lab/lab-matrix-lab --lab-baselines data/lab/lab-matrix-baselines --by row --spread"
+  "lab-matrix-sim|sweeps/lab-matrix.toml|--reps 10 --baseline true --set sim.path_handshake=true --set sim.wire=daemon|python3 scripts/sim_vs_lab_sweeps.py DIR data/lab/lab-matrix-lab-startfix --lab-baselines data/lab/lab-matrix-baselines --by row --spread"
   "bonding-fig10-sim|sweeps/bonding-fig10-lab.toml|--reps 10 --baseline true|python3 scripts/bonding_fig10.py data/lab/bonding-fig10-lab-timesync10 data/lab/lab-matrix-baselines --sim DIR"
   "asym200-quiet-paths|sweeps/asym200-quiet-paths.toml||python3 scripts/noise_reps.py --by-cell DIR"
 )

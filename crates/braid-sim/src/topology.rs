@@ -440,30 +440,30 @@ impl World {
     /// A host puts a packet on `link`: at once, or after its host delay when the noise model
     /// has host jitter.
     fn send(&mut self, link: usize, id: PktId) {
-        if self.hosts.is_empty() {
-            self.transmit(link, id);
-        } else {
-            let h = host_of(link) as usize;
-            let idle = self.hosts[h].next_departure().is_none();
-            let at = self.hosts[h].admit(self.now, (link as u16, id));
-            if idle {
-                self.events.schedule(at, Event::Depart(h as u16));
-            }
-        }
+        self.leave_host(link, id, false);
     }
 
     /// A host puts a datagram on `link` right behind the packet it sent last, in the same
     /// batch: with host jitter it leaves with that packet, drawing no delay of its own.
     fn send_behind(&mut self, link: usize, id: PktId) {
+        self.leave_host(link, id, true);
+    }
+
+    fn leave_host(&mut self, link: usize, id: PktId, behind: bool) {
         if self.hosts.is_empty() {
-            self.transmit(link, id);
+            return self.transmit(link, id);
+        }
+        let h = host_of(link) as usize;
+        let idle = self.hosts[h].next_departure().is_none();
+        let item = (link as u16, id);
+        let at = if behind {
+            self.hosts[h].admit_behind(item)
         } else {
-            let h = host_of(link) as usize;
-            let idle = self.hosts[h].next_departure().is_none();
-            let at = self.hosts[h].admit_behind((link as u16, id));
-            if idle {
-                self.events.schedule(at.max(self.now), Event::Depart(h as u16));
-            }
+            self.hosts[h].admit(self.now, item)
+        };
+        if idle {
+            // A datagram behind a packet that already left goes now.
+            self.events.schedule(at.max(self.now), Event::Depart(h as u16));
         }
     }
 
