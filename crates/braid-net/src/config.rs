@@ -615,8 +615,7 @@ impl DaemonConfig {
         core.header_bytes = if self.compact {
             // Almost every data packet travels compact; the few that do not (see
             // crypto/compact.rs) are charged as if they did.
-            core.compact_seq_reach = Some(crate::crypto::compact::SEQ_REACH);
-            core.owd_sample_interval = Some(owd_sample_interval(&core.reorder));
+            core.use_compact_messages();
             outer + crate::crypto::COMPACT_OVERHEAD as u32
         } else {
             outer + (crate::crypto::OVERHEAD + DATA_HEADER_LEN) as u32

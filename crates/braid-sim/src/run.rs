@@ -135,8 +135,7 @@ pub fn tunnel_config(s: &Scenario) -> TunnelConfig {
         ..s.tunnel.clone()
     };
     let mut core = tunnel.to_core(&costs, largest_inner);
-    core.compact_seq_reach = Some(overhead::COMPACT_SEQ_REACH);
-    core.owd_sample_interval = Some(overhead::owd_sample_interval(&core.reorder));
+    core.use_compact_messages();
     core
 }
 

@@ -147,6 +147,16 @@ pub struct TunnelConfigError {
 }
 
 impl TunnelConfig {
+    /// Configures this direction for compact data messages ([`crate::wire::overhead`]): the
+    /// sender marks the packets whose sequence numbers the receiver can expand, and asks for a
+    /// time-sync frame as often as this configuration's receiver needs one. The daemon and the
+    /// simulator's model of its wire both configure their cores with it.
+    pub fn use_compact_messages(&mut self) {
+        use crate::wire::overhead;
+        self.compact_seq_reach = Some(overhead::COMPACT_SEQ_REACH);
+        self.owd_sample_interval = Some(overhead::owd_sample_interval(&self.reorder));
+    }
+
     /// Whether a [`super::TunnelSender`] built from this configuration may hand out a payload
     /// more than once: retransmissions on reliable and partial paths, copies of the redundant
     /// scheduler. Without either, each payload offered leaves exactly once (or is dropped), so
