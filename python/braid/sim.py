@@ -19,9 +19,10 @@ class SimResult:
       and path: `t_s`, `path`, `path_index`, the path sender's `cwnd_bytes`,
       `in_flight_bytes`, `srtt_ms`, `pacing_rate_mbps`, `queue_pkts` (its bottleneck queue),
       `phase`, `drops`, and that sample's tunnel-wide and end-to-end values (`e2e_cwnd_bytes`,
-      `e2e_in_flight_bytes`, `e2e_srtt_ms`, `sched_queue_pkts`, `reorder_pkts`,
-      `wait_limit_ms`, `acpf_fraction`, `hol_ms_mean`, `hol_ms_max`,
-      `tunnel_retransmissions`, `released_on_timeout`, `released_on_fast_loss`).
+      `e2e_in_flight_bytes`, `e2e_srtt_ms`, `e2e_pacing_mbps`, `e2e_retransmissions`,
+      `sched_queue_pkts`, `reorder_pkts`, `wait_limit_ms`, `acpf_fraction`, `hol_ms_mean`,
+      `hol_ms_max`, `tunnel_retransmissions`, `released_on_timeout`,
+      `released_on_fast_loss`).
     - `throughput`: one row per bin (`sim.bin_ms`) and path: `t_s`, `path`, `path_index`,
       `mbps` (tunnel frames the path delivered downlink) and `goodput_mbps` (the
       application's, the same on each path's row).

@@ -63,7 +63,8 @@ def test_series_has_one_row_per_sample_and_path():
     paths = [p["name"] for p in r.summary["paths"]]
     for column in ("t_s", "path", "path_index", "cwnd_bytes", "in_flight_bytes", "srtt_ms",
                    "pacing_rate_mbps", "queue_pkts", "phase", "drops", "e2e_cwnd_bytes",
-                   "e2e_srtt_ms", "sched_queue_pkts", "reorder_pkts", "acpf_fraction"):
+                   "e2e_srtt_ms", "e2e_pacing_mbps", "sched_queue_pkts", "reorder_pkts",
+                   "acpf_fraction"):
         assert column in s.columns, column
     times = np.sort(s["t_s"].unique())
     assert len(s) == len(times) * len(paths)

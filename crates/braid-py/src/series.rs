@@ -27,6 +27,8 @@ pub fn trace_columns<'py>(py: Python<'py>, s: &Series) -> PyResult<Bound<'py, Py
     let mut e2e_cwnd = Vec::with_capacity(rows);
     let mut e2e_in_flight = Vec::with_capacity(rows);
     let mut e2e_srtt = Vec::with_capacity(rows);
+    let mut e2e_pacing = Vec::with_capacity(rows);
+    let mut e2e_retx = Vec::with_capacity(rows);
     let mut sched_queue = Vec::with_capacity(rows);
     let mut reorder = Vec::with_capacity(rows);
     let mut wait_limit = Vec::with_capacity(rows);
@@ -52,6 +54,8 @@ pub fn trace_columns<'py>(py: Python<'py>, s: &Series) -> PyResult<Bound<'py, Py
             e2e_cwnd.push(r.e2e_cwnd_bytes);
             e2e_in_flight.push(r.e2e_in_flight_bytes);
             e2e_srtt.push(r.e2e_srtt_ms);
+            e2e_pacing.push(r.e2e_pacing_mbps);
+            e2e_retx.push(r.e2e_retransmissions);
             sched_queue.push(r.sched_queue_pkts);
             reorder.push(r.reorder_pkts);
             wait_limit.push(r.wait_limit_ms);
@@ -77,6 +81,8 @@ pub fn trace_columns<'py>(py: Python<'py>, s: &Series) -> PyResult<Bound<'py, Py
     d.set_item("e2e_cwnd_bytes", e2e_cwnd)?;
     d.set_item("e2e_in_flight_bytes", e2e_in_flight)?;
     d.set_item("e2e_srtt_ms", e2e_srtt)?;
+    d.set_item("e2e_pacing_mbps", e2e_pacing)?;
+    d.set_item("e2e_retransmissions", e2e_retx)?;
     d.set_item("sched_queue_pkts", sched_queue)?;
     d.set_item("reorder_pkts", reorder)?;
     d.set_item("wait_limit_ms", wait_limit)?;

@@ -174,6 +174,11 @@ pub struct TraceRow {
     pub e2e_cwnd_bytes: u64,
     pub e2e_in_flight_bytes: u64,
     pub e2e_srtt_ms: f64,
+    /// The end-to-end sender's pacing rate (Mbit/s of payload), 0 when it does not pace: for
+    /// BBR its `pacing_gain x bw` less the margin, so a trace shows the bw estimate it acts on.
+    pub e2e_pacing_mbps: f64,
+    /// The end-to-end sender's retransmitted segments so far (Linux `tcpi_total_retrans`).
+    pub e2e_retransmissions: u64,
     pub sched_queue_pkts: usize,
     pub reorder_pkts: usize,
     pub wait_limit_ms: f64,
@@ -293,6 +298,8 @@ impl Series {
             "e2e_cwnd_bytes",
             "e2e_in_flight_bytes",
             "e2e_srtt_ms",
+            "e2e_pacing_mbps",
+            "e2e_retransmissions",
             "sched_queue_pkts",
             "reorder_pkts",
             "wait_limit_ms",
@@ -328,6 +335,8 @@ impl Series {
                 r.e2e_cwnd_bytes.to_string(),
                 r.e2e_in_flight_bytes.to_string(),
                 format!("{:.3}", r.e2e_srtt_ms),
+                format!("{:.3}", r.e2e_pacing_mbps),
+                r.e2e_retransmissions.to_string(),
                 r.sched_queue_pkts.to_string(),
                 r.reorder_pkts.to_string(),
                 format!("{:.3}", r.wait_limit_ms),
@@ -476,9 +485,9 @@ mod tests {
             path_bins: vec![vec![1_250_000], vec![0]],
             goodput_bins: vec![625_000],
         };
-        // 13 fixed columns and 7 per path in the trace; 2 and 1 in the throughput series.
+        // 15 fixed columns and 7 per path in the trace; 2 and 1 in the throughput series.
         for (csv, fixed, per_path, column) in
-            [(s.trace_csv(), 13, 7, "wi,fi_cwnd_bytes"), (s.throughput_csv(), 2, 1, "wi,fi_mbps")]
+            [(s.trace_csv(), 15, 7, "wi,fi_cwnd_bytes"), (s.throughput_csv(), 2, 1, "wi,fi_mbps")]
         {
             let mut reader = csv::Reader::from_reader(csv.as_bytes());
             let header = reader.headers().unwrap().clone();
