@@ -161,6 +161,7 @@ pub fn world_config(s: &Scenario, baseline: bool) -> Result<WorldConfig, SimErro
         total_bytes: s.e2e.bytes,
         dsack: s.e2e.dsack,
         linux_rto: s.e2e.linux_rto,
+        linux_undo: s.e2e.linux_undo,
     };
     let linux_cc = |cc| LinuxCc {
         cc,

@@ -217,6 +217,13 @@ pub struct E2eConfig {
     /// the smoothed RTT. `false`: RFC 6298's `max(min_rto, srtt + 4 * rttvar)`, which falls to
     /// the smoothed RTT on a steady path. Applies to the end-to-end TCP and kernel TCP paths.
     pub linux_rto: bool,
+    /// Linux's partial undo of a spurious fast recovery (`tcp_try_undo_partial`): once an ACK
+    /// echoing an original's timestamp advances `snd_una` with no retransmission in flight, the
+    /// recovery is undone and every lost mark cleared (`tcp_undo_cwnd_reduction` with
+    /// `unmark_loss`), so segments a reordering made look lost are not all retransmitted.
+    /// `false`: the model before (undo only once no segment is still marked lost). Applies to
+    /// the end-to-end TCP and kernel TCP paths.
+    pub linux_undo: bool,
     /// Bytes to transfer. Section 4: a 300 MB download.
     pub bytes: u64,
     /// TCP payload per segment, bytes (1500-byte MTU minus IPv4, TCP and timestamps).
@@ -252,6 +259,7 @@ impl Default for E2eConfig {
             dsack: true,
             prr: true,
             linux_rto: true,
+            linux_undo: true,
             bytes: 300_000_000,
             mss_bytes: 1448,
             initial_window_pkts: 10,

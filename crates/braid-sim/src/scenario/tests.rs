@@ -633,19 +633,28 @@ fn e2e_prr_reaches_the_server_and_the_kernel_tcp_paths_for_reno_and_cubic_only()
     assert_eq!(prr(&["e2e.prr=false", "tunnel.cc=cubic"]), (false, false));
 }
 
+/// The end-to-end TCP's configuration a scenario with `sets` gives the simulator.
+fn e2e_tcp_config(sets: &[&str]) -> crate::tcp::TcpConfig {
+    match crate::run::world_config(&load("", sets).unwrap(), false).unwrap().app {
+        crate::topology::AppConfig::Tcp { tcp, .. } => tcp,
+        crate::topology::AppConfig::Udp { .. } => panic!("a TCP download"),
+    }
+}
+
 #[test]
 fn e2e_linux_rto_reaches_the_tcp_config() {
-    use crate::topology::AppConfig;
-    let linux_rto = |sets: &[&str]| match crate::run::world_config(&load("", sets).unwrap(), false)
-        .unwrap()
-        .app
-    {
-        AppConfig::Tcp { tcp, .. } => tcp.linux_rto,
-        AppConfig::Udp { .. } => panic!("a TCP download"),
-    };
+    let linux_rto = |sets: &[&str]| e2e_tcp_config(sets).linux_rto;
     assert_eq!(linux_rto(&[]), Scenario::default().e2e.linux_rto);
     assert!(linux_rto(&["e2e.linux_rto=true"]));
     assert!(!linux_rto(&["e2e.linux_rto=false"]));
+}
+
+#[test]
+fn e2e_linux_undo_reaches_the_tcp_config_and_is_linux_by_default() {
+    let linux_undo = |sets: &[&str]| e2e_tcp_config(sets).linux_undo;
+    assert!(Scenario::default().e2e.linux_undo);
+    assert!(linux_undo(&[]));
+    assert!(!linux_undo(&["e2e.linux_undo=false"]));
 }
 
 #[test]

@@ -154,6 +154,9 @@ pub struct TcpConfig {
     /// Linux's RTO, `srtt + max(4 * rttvar, min_rto)` ([`braid_core::path::RttEstimator::linux`]),
     /// instead of RFC 6298's `max(min_rto, srtt + 4 * rttvar)`.
     pub linux_rto: bool,
+    /// Linux's partial undo, which clears every lost mark (the sender module's "Undo of
+    /// spurious recoveries"); `false` undoes only once nothing is still marked lost.
+    pub linux_undo: bool,
 }
 
 impl Default for TcpConfig {
@@ -169,6 +172,7 @@ impl Default for TcpConfig {
             total_bytes: DEFAULT_TOTAL_BYTES,
             dsack: false,
             linux_rto: false,
+            linux_undo: true,
         }
     }
 }

@@ -218,6 +218,22 @@ impl Scoreboard {
         newly_lost
     }
 
+    /// Undo of a spurious recovery (Linux `tcp_undo_cwnd_reduction` with `unmark_loss`: clears
+    /// `TCPCB_LOST` on every segment, `lost_out = 0`): the segments marked lost count in flight
+    /// again and wait for no retransmission; a retransmission still in flight stays counted, as
+    /// Linux's `retrans_out` does. O(window); undos are rare.
+    pub fn unmark_lost(&mut self) {
+        if self.lost_bytes == 0 && self.lost_waiting == 0 {
+            return;
+        }
+        for s in self.segs.iter_mut() {
+            s.lost = false;
+        }
+        self.lost_bytes = 0;
+        self.lost_waiting = 0;
+        self.retransmit_hint = self.una;
+    }
+
     /// The lowest segment waiting for a retransmission.
     pub fn next_to_retransmit(&mut self) -> Option<u64> {
         if self.lost_waiting == 0 {
@@ -409,6 +425,26 @@ mod tests {
         b.on_retransmit(0, PacketRateInfo::default());
         assert_eq!(b.pipe(), 1000);
         assert_eq!(b.next_to_retransmit(), Some(1));
+        b.check_invariants();
+    }
+
+    #[test]
+    fn an_undo_unmarks_every_loss_and_counts_the_segments_in_flight_again() {
+        // Linux `tcp_undo_cwnd_reduction(sk, true)`: lost_out = 0, no TCPCB_LOST left.
+        let mut b = board_with(8);
+        sack(&mut b, 6, 8);
+        for seq in 0..6 {
+            assert!(b.mark_lost(seq));
+        }
+        assert_eq!(b.pipe(), 0);
+        assert_eq!(b.next_to_retransmit(), Some(0));
+        b.unmark_lost();
+        assert_eq!((b.lost_bytes(), b.pipe()), (0, 6_000));
+        assert_eq!(b.next_to_retransmit(), None, "nothing waits for a retransmission");
+        b.check_invariants();
+        // A later loss is marked and retransmitted as before.
+        assert!(b.mark_lost(3));
+        assert_eq!(b.next_to_retransmit(), Some(3));
         b.check_invariants();
     }
 }

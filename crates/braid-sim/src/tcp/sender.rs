@@ -59,9 +59,12 @@
 //!   (`retrans_stamp == 0`); the sender counts the episode's lost segments still undelivered in
 //!   one counter, so the check is O(1) per ACK; or
 //! - advances `snd_una` with a TSecr older than `retrans_stamp` while no retransmission is in
-//!   flight (`tcp_try_undo_partial` undoes only when `retrans_out` is zero) and no segment is
-//!   still marked lost (our addition: Linux would also undo with a retransmission that was
-//!   itself lost; we keep the reduction for a loss not yet disproved).
+//!   flight (`tcp_try_undo_partial` undoes only when `retrans_out` is zero, whatever is still
+//!   marked lost). As Linux's undo (`tcp_undo_cwnd_reduction` with `unmark_loss`), it clears
+//!   every lost mark: the segments still marked are counted in flight again and are not
+//!   retransmitted; a real loss among them is found again by RACK. So after a reordering that
+//!   made hundreds of segments look lost at one SACK, the sender retransmits only until the
+//!   cumulative ACKs of the late originals overtake its retransmissions, then stops.
 //!
 //! A segment marked lost and then acknowledged or SACKed leaves the scoreboard's lost count as
 //! it is delivered, so the pipe stays exact. An episode that ends without either proof is not
@@ -730,10 +733,13 @@ impl TcpSender {
                 una_advanced
                     && ts_ecr < stamp
                     && self.board.retrans_in_flight_bytes() == 0
-                    && self.board.lost_bytes() == 0
+                    && (self.config.linux_undo || self.board.lost_bytes() == 0)
             }
         };
         if delayed {
+            if self.config.linux_undo {
+                self.board.unmark_lost();
+            }
             self.undo = None;
             self.spurious_recoveries += 1;
             self.recovery = Recovery::Open;
