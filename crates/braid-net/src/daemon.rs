@@ -14,8 +14,9 @@
 //!    one busy descriptor cannot starve the others);
 //! 2. opens each datagram (authenticated decryption), and hands data to the receiver, feedback
 //!    to the sender, probes to liveness;
-//! 3. writes what the receiver releases to the TUN device (GRO-coalesced), then sends feedback,
-//!    handshake and probe messages and the sender's transmissions, sealed, in GSO trains.
+//! 3. writes what the receiver releases to the TUN device (one packet per write, tun.rs), then
+//!    sends feedback, handshake and probe messages and the sender's transmissions, sealed, in GSO
+//!    trains.
 //!
 //! A datagram on the wire: `envelope header | braid frame (data, feedback or probe) | tag`; on a
 //! TCP path the same envelope behind a 2-byte length.

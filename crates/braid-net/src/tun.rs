@@ -3,9 +3,15 @@
 //!
 //! The device runs with virtio-net-hdr offload (tun-rs, after wireguard-go's `tun_linux.go`):
 //! a read may return one TCP segment of up to 64 KB that the kernel did not split, which tun-rs
-//! splits into MTU-sized packets; writes coalesce consecutive TCP segments of one flow (GRO)
-//! into one large packet. Both cut the system calls per byte by an order of magnitude, which is
-//! what lets one core carry Gbit/s through the tunnel.
+//! splits into MTU-sized packets; writes go through tun-rs's GRO table, which would coalesce
+//! consecutive TCP segments of one flow into one large packet. It does not today: tun-rs merges
+//! only into a buffer with room for the merged packet (`coalesce_tcp_packets`, `InsufficientCap`),
+//! and the write buffers here hold one MTU, so every packet is written alone (a capture on the
+//! UE's TUN in `braid lab` shows only MSS-sized segments). With 64 KB write buffers some
+//! released bursts coalesce, but the bonding default's 300 MB lab downloads were unchanged
+//! within their spread (2 runs each, Cubic and BBR), and coalesced writes would change the
+//! client's ACK pattern the lab matrix was measured with, so the buffers stay MTU-sized. The
+//! split reads cut the system calls per byte on the sending side.
 
 use std::io;
 use std::net::IpAddr;
