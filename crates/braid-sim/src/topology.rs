@@ -241,6 +241,11 @@ pub struct World {
     acks_out: Vec<(usize, Ack)>,
 }
 
+/// A controller's pacing rate in the trace's unit, Mbit/s; 0 for one that does not pace.
+fn pacing_mbps(bytes_per_s: Option<u64>) -> f64 {
+    bytes_per_s.map_or(0.0, |r| r as f64 * 8e-6)
+}
+
 const SERVER_DL: usize = 0;
 const SERVER_UL: usize = 1;
 fn path_dl(i: usize) -> usize {
@@ -930,7 +935,7 @@ impl World {
             row.e2e_cwnd_bytes = m.cwnd_bytes;
             row.e2e_in_flight_bytes = m.in_flight_bytes;
             row.e2e_srtt_ms = m.srtt.map_or(0.0, |d| d.as_secs_f64() * 1e3);
-            row.e2e_pacing_mbps = m.pacing_rate_bytes_per_s.map_or(0.0, |r| r as f64 * 8e-6);
+            row.e2e_pacing_mbps = pacing_mbps(m.pacing_rate_bytes_per_s);
             row.e2e_retransmissions = m.retransmissions;
             if m.srtt.is_some() {
                 self.e2e_srtt_ms.add(row.e2e_srtt_ms);
@@ -947,7 +952,7 @@ impl World {
                 let m = t.proxy_tx.path_metrics(i);
                 s.cwnd_bytes = m.cc.cwnd_bytes;
                 s.in_flight_bytes = m.in_flight_bytes;
-                s.pacing_rate_mbps = m.cc.pacing_rate_bytes_per_s.map_or(0.0, |r| r as f64 * 8e-6);
+                s.pacing_rate_mbps = pacing_mbps(m.cc.pacing_rate_bytes_per_s);
                 s.phase = m.cc.phase.as_str();
                 if let Some(srtt) = m.srtt {
                     s.srtt_ms = srtt.as_secs_f64() * 1e3;
